@@ -1,0 +1,10 @@
+// toolhost SDK: everything a plugin author includes.
+#pragma once
+
+#include <toolhost/plugin.h>
+#include <toolhost/sdk/call.hpp>
+#include <toolhost/sdk/json.hpp>
+#include <toolhost/sdk/plugin.hpp>
+#include <toolhost/sdk/result.hpp>
+#include <toolhost/sdk/schema_check.hpp>
+#include <toolhost/sdk/writer.hpp>
