@@ -1,0 +1,175 @@
+#include "toolhost/kd/kdcom_link.h"
+
+#include <absl/strings/str_cat.h>
+
+#include "toolhost/kd/protocol.h"
+
+namespace toolhost::kd {
+
+kdcom_link::kdcom_link(std::unique_ptr<byte_stream> stream, kdcom_options options)
+    : stream_(std::move(stream)), options_(options), out_id_(kInitialPacketId) {}
+
+void kdcom_link::count(uint64_t link_stats::*field) {
+  std::lock_guard lock(stats_mutex_);
+  ++(stats_.*field);
+}
+
+link_stats kdcom_link::stats() const {
+  std::lock_guard lock(stats_mutex_);
+  return stats_;
+}
+
+std::string kdcom_link::describe() const { return "kdcom " + stream_->name(); }
+
+absl::Status kdcom_link::send_control(uint16_t type, uint32_t id) {
+  const auto frame = encode_control_frame(type, id);
+  return stream_->write_all(frame);
+}
+
+absl::StatusOr<std::optional<kdcom_frame>> kdcom_link::read_frame(clock::time_point deadline) {
+  uint8_t chunk[4096];
+  while (true) {
+    if (shut_) return absl::UnavailableError("The KD link was shut down.");
+    if (auto frame = decoder_.next()) return frame;
+    const auto now = clock::now();
+    if (decoder_.has_partial() && now - last_byte_ > options_.stall) {
+      decoder_.drop_partial();
+      continue;
+    }
+    if (now >= deadline) return std::optional<kdcom_frame>{};
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) + std::chrono::milliseconds(1);
+    if (decoder_.has_partial()) wait = std::min(wait, options_.stall);
+    auto n = stream_->read_some(chunk, wait);
+    if (!n.ok()) return n.status();
+    if (*n > 0) {
+      last_byte_ = clock::now();
+      decoder_.feed(std::span<const uint8_t>(chunk, *n));
+    }
+  }
+}
+
+absl::Status kdcom_link::on_reset() {
+  count(&link_stats::resets);
+  out_id_ = kInitialPacketId;
+  in_expected_.reset();
+  last_accepted_.reset();
+  awaiting_sync_ = true;
+  // Answer the target's RESET unless it is the answer to ours.
+  if (clock::now() - last_reset_sent_ > options_.ack_timeout) {
+    last_reset_sent_ = clock::now();
+    return send_control(kTypeReset, 0);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status kdcom_link::on_data(kdcom_frame& frame) {
+  const uint32_t id = frame.id;
+  const uint32_t bare = id & ~kSyncPacketId;
+  if (last_accepted_ && id == *last_accepted_) {
+    count(&link_stats::duplicates);
+    return send_control(kTypeAcknowledge, bare);
+  }
+  bool restarted = false;
+  if ((id & kSyncPacketId) != 0) {
+    // The target restarted its stream: expected after our RESET, a reboot otherwise.
+    restarted = !awaiting_sync_;
+    awaiting_sync_ = false;
+    out_id_ = kInitialPacketId;
+  } else if (in_expected_ && id != *in_expected_) {
+    count(&link_stats::duplicates);
+    return send_control(kTypeAcknowledge, bare);
+  }
+  in_expected_ = bare ^ 1u;
+  last_accepted_ = id;
+  count(&link_stats::received);
+  if (auto s = send_control(kTypeAcknowledge, bare); !s.ok()) return s;
+  queue_.push_back(inbound{packet{frame.type, std::move(frame.payload)}, restarted});
+  return absl::OkStatus();
+}
+
+absl::Status kdcom_link::send(uint16_t type, std::span<const uint8_t> payload) {
+  if (payload.size() > kMaxPayload) {
+    return absl::InvalidArgumentError(absl::StrCat("A KD packet holds at most ", kMaxPayload, " bytes, not ", payload.size(), "."));
+  }
+  count(&link_stats::sent);
+  for (int attempt = 0; attempt <= options_.retries; ++attempt) {
+    if (attempt > 0) count(&link_stats::retransmits);
+    const auto frame = encode_data_frame(type, out_id_, payload);
+    if (auto s = stream_->write_all(frame); !s.ok()) return s;
+    const auto deadline = clock::now() + options_.ack_timeout;
+    bool retransmit = false;
+    while (!retransmit) {
+      auto got = read_frame(deadline);
+      if (!got.ok()) return got.status();
+      if (!got->has_value()) break;  // timed out: send again
+      kdcom_frame& f = **got;
+      switch (f.what) {
+        case kdcom_frame::kind::data:
+          if (auto s = on_data(f); !s.ok()) return s;
+          break;
+        case kdcom_frame::kind::bad_data:
+          count(&link_stats::bad_packets);
+          if (auto s = send_control(kTypeResend, 0); !s.ok()) return s;
+          break;
+        case kdcom_frame::kind::break_in:
+          break;
+        case kdcom_frame::kind::control:
+          if (f.type == kTypeAcknowledge && (f.id & ~kSyncPacketId) == (out_id_ & ~kSyncPacketId)) {
+            out_id_ = (out_id_ ^ 1u) & ~kSyncPacketId;
+            return absl::OkStatus();
+          }
+          if (f.type == kTypeResend) retransmit = true;
+          if (f.type == kTypeReset) {
+            if (auto s = on_reset(); !s.ok()) return s;
+            retransmit = true;
+          }
+          break;
+      }
+    }
+  }
+  return absl::DeadlineExceededError(absl::StrCat("The target did not acknowledge a KD packet after ",
+                                                  options_.retries + 1, " tries over ", describe(), "."));
+}
+
+absl::StatusOr<inbound> kdcom_link::receive(std::chrono::milliseconds timeout) {
+  const auto deadline = clock::now() + timeout;
+  while (queue_.empty()) {
+    auto got = read_frame(deadline);
+    if (!got.ok()) return got.status();
+    if (!got->has_value()) return absl::DeadlineExceededError("No KD packet arrived in time.");
+    kdcom_frame& f = **got;
+    if (f.what == kdcom_frame::kind::data) {
+      if (auto s = on_data(f); !s.ok()) return s;
+    } else if (f.what == kdcom_frame::kind::bad_data) {
+      count(&link_stats::bad_packets);
+      if (auto s = send_control(kTypeResend, 0); !s.ok()) return s;
+    } else if (f.what == kdcom_frame::kind::control && f.type == kTypeReset) {
+      if (auto s = on_reset(); !s.ok()) return s;
+    }
+  }
+  inbound next = std::move(queue_.front());
+  queue_.pop_front();
+  return next;
+}
+
+absl::Status kdcom_link::break_in() {
+  const uint8_t b = kBreakInByte;
+  return stream_->write_all(std::span<const uint8_t>(&b, 1));
+}
+
+absl::Status kdcom_link::reset() {
+  out_id_ = kInitialPacketId;
+  in_expected_.reset();
+  last_accepted_.reset();
+  awaiting_sync_ = true;
+  last_reset_sent_ = clock::now();
+  count(&link_stats::resets);
+  return send_control(kTypeReset, 0);
+}
+
+void kdcom_link::shutdown() {
+  shut_ = true;
+  stream_->shutdown();
+}
+
+}  // namespace toolhost::kd
