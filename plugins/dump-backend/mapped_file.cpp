@@ -1,0 +1,47 @@
+#include "mapped_file.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <absl/strings/str_format.h>
+
+namespace toolhost::dump_backend {
+
+absl::StatusOr<std::unique_ptr<mapped_file>> mapped_file::open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int e = errno;
+    if (e == ENOENT) return absl::NotFoundError(absl::StrFormat("no dump file at %s", path));
+    return absl::PermissionDeniedError(absl::StrFormat("cannot open %s: %s", path, std::strerror(e)));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::InvalidArgumentError(absl::StrFormat("%s is not a regular file", path));
+  }
+  if (st.st_size == 0) {
+    ::close(fd);
+    return absl::InvalidArgumentError(absl::StrFormat("%s is empty", path));
+  }
+  void* data = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  const int e = errno;
+  ::close(fd);
+  if (data == MAP_FAILED) return absl::InternalError(absl::StrFormat("cannot map %s: %s", path, std::strerror(e)));
+  ::madvise(data, static_cast<size_t>(st.st_size), MADV_RANDOM);
+  std::unique_ptr<mapped_file> f(new mapped_file());
+  f->data_ = static_cast<uint8_t*>(data);
+  f->size_ = static_cast<size_t>(st.st_size);
+  f->path_ = path;
+  return f;
+}
+
+mapped_file::~mapped_file() {
+  if (data_ != nullptr) ::munmap(data_, size_);
+}
+
+}  // namespace toolhost::dump_backend
