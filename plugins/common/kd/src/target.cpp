@@ -1,0 +1,685 @@
+#include "toolhost/kd/target.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_format.h>
+
+#include "toolhost/kd/bytes.h"
+#include "toolhost/kd/protocol.h"
+
+namespace toolhost::kd {
+namespace {
+
+using clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr size_t kMaxOutputLines = 4096;
+constexpr uint32_t kBreakpointTableSize = 32;  // KdpBreakpointTable entries
+constexpr size_t kMaxTransfer = kMaxPayload - kManipulateSize;
+
+bool failed(uint32_t status) { return (status & 0x80000000u) != 0; }
+
+std::string hex(uint64_t v) { return absl::StrFormat("0x%x", v); }
+
+std::string exception_name(uint32_t code) {
+  switch (code) {
+    case kStatusBreakpoint: return "Break instruction exception";
+    case kStatusSingleStep: return "Single step exception";
+    case 0xC0000005: return "Access violation";
+    case 0xC000001D: return "Illegal instruction";
+    case 0xC0000094: return "Integer divide-by-zero";
+    default: return "Exception";
+  }
+}
+
+std::vector<uint8_t> union_of(std::initializer_list<std::pair<size_t, uint64_t>> fields32,
+                              std::initializer_list<std::pair<size_t, uint64_t>> fields64 = {}) {
+  std::vector<uint8_t> u(40, 0);
+  for (auto [at, v] : fields32) put_u32(u, at, static_cast<uint32_t>(v));
+  for (auto [at, v] : fields64) put_u64(u, at, v);
+  return u;
+}
+
+}  // namespace
+
+target::target(std::unique_ptr<link> l, target_options options) : link_(std::move(l)), options_(options) {}
+
+target::~target() {
+  if (!detached_) (void)detach();
+  if (pump_.joinable()) pump_.join();
+}
+
+absl::StatusOr<std::unique_ptr<target>> target::attach(std::unique_ptr<link> l, target_options options) {
+  std::unique_ptr<target> t(new target(std::move(l), options));
+  if (auto s = t->link_->reset(); !s.ok()) return s;
+  bool restarted = false;
+  auto state = t->wait_state_change(options.attach_wait, &restarted);
+  const auto deadline = clock::now() + options.attach_timeout;
+  while (!state.ok() && absl::IsDeadlineExceeded(state.status()) && clock::now() < deadline) {
+    // Not halted (or not retransmitting): break in.
+    t->interrupt_requested_ = true;
+    if (auto s = t->link_->break_in(); !s.ok()) return s;
+    state = t->wait_state_change(milliseconds(1000), &restarted);
+  }
+  if (!state.ok()) {
+    if (absl::IsDeadlineExceeded(state.status())) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "No KD target answered on ", t->link_->describe(), " within ", options.attach_timeout.count() / 1000,
+          " s: check that the guest booted with kernel debugging on this serial port (bcdedit /debug on, "
+          "/dbgsettings serial)."));
+    }
+    return state.status();
+  }
+  t->on_halt(*state);
+  auto version = t->get_version();
+  if (!version.ok()) return version.status();
+  if (version->machine != kMachineAmd64) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "The target's machine type is 0x%04x; this backend supports AMD64 (0x8664) targets only.", version->machine));
+  }
+  // A debugger that died left its entries in the target's breakpoint table; release them all.
+  for (uint32_t handle = 1; handle <= kBreakpointTableSize; ++handle) {
+    request_spec r{kApiRestoreBreakPoint, t->current_processor_, union_of({{0, handle}})};
+    auto got = t->request(r);
+    if (!got.ok()) return got.status();
+  }
+  {
+    std::lock_guard lock(t->stop_mutex_);
+    t->pending_stop_ = t->classify(*state, false);
+  }
+  t->interrupt_requested_ = false;
+  return t;
+}
+
+absl::Status target::require_halted(const char* what) const {
+  if (lost_) return absl::UnavailableError(absl::StrCat("The KD connection is lost; cannot ", what, ". Close and open again."));
+  if (running_) return absl::FailedPreconditionError(absl::StrCat("The target is running; break in before you ", what, "."));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<target::reply> target::request(const request_spec& spec) {
+  std::vector<uint8_t> payload(kManipulateSize + spec.data.size(), 0);
+  put_u32(payload, 0, spec.api);
+  put_u16(payload, 6, spec.processor);
+  std::copy(spec.union_bytes.begin(), spec.union_bytes.end(), payload.begin() + kManipulateUnion);
+  std::copy(spec.data.begin(), spec.data.end(), payload.begin() + kManipulateSize);
+  const int tries = spec.idempotent ? options_.request_retries + 1 : 1;
+  for (int attempt = 0; attempt < tries; ++attempt) {
+    if (auto s = link_->send(kTypeStateManipulate, payload); !s.ok()) {
+      if (absl::IsUnavailable(s)) lost_ = true;
+      return s;
+    }
+    if (!spec.expect_reply) return reply{};
+    const auto deadline = clock::now() + options_.request_timeout;
+    while (true) {
+      const auto left = std::chrono::duration_cast<milliseconds>(deadline - clock::now());
+      if (left.count() <= 0) break;
+      auto in = link_->receive(left);
+      if (!in.ok()) {
+        if (absl::IsDeadlineExceeded(in.status())) break;
+        if (absl::IsUnavailable(in.status())) lost_ = true;
+        return in.status();
+      }
+      const packet& p = in->pkt;
+      if (in->target_restarted || p.type == kTypeStateChange64) {
+        // The target rebooted or reported a new state in the middle of a request.
+        auto s = decode_state_change(p.payload);
+        if (s.ok()) {
+          if (in->target_restarted) forget_target_state();
+          on_halt(*s);
+          std::lock_guard lock(stop_mutex_);
+          pending_stop_ = classify(*s, in->target_restarted);
+        }
+        return absl::AbortedError(in->target_restarted
+                                      ? "The target rebooted during the request; its state must be rediscovered."
+                                      : "The target reported a new state during the request.");
+      }
+      if (p.type == kTypeDebugIo) {
+        on_debug_io(p.payload);
+        continue;
+      }
+      if (p.type != kTypeStateManipulate || p.payload.size() < kManipulateSize) continue;
+      if (get_u32(p.payload, 0) != spec.api || get_u16(p.payload, 6) != spec.processor) continue;
+      // A late reply to an earlier try of another request with the same API: drop it.
+      if (!spec.union_bytes.empty() &&
+          get_u64(p.payload, kManipulateUnion) != get_u64(spec.union_bytes, 0) &&
+          (spec.api == kApiReadVirtual || spec.api == kApiReadPhysical || spec.api == kApiWriteVirtual ||
+           spec.api == kApiWritePhysical || spec.api == kApiReadControlSpace || spec.api == kApiWriteControlSpace)) {
+        continue;
+      }
+      reply r;
+      r.status = get_u32(p.payload, 8);
+      r.union_bytes.assign(p.payload.begin() + kManipulateUnion, p.payload.begin() + kManipulateSize);
+      r.data.assign(p.payload.begin() + kManipulateSize, p.payload.end());
+      return r;
+    }
+  }
+  return absl::DeadlineExceededError(absl::StrFormat("The target sent no reply to KD request 0x%04x within %d ms over %s.",
+                                                     spec.api, options_.request_timeout.count(), link_->describe()));
+}
+
+absl::StatusOr<state_change> target::wait_state_change(milliseconds timeout, bool* restarted) {
+  const auto deadline = clock::now() + timeout;
+  while (true) {
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - clock::now());
+    if (left.count() <= 0) return absl::DeadlineExceededError("No state change arrived.");
+    auto in = link_->receive(left);
+    if (!in.ok()) {
+      if (absl::IsUnavailable(in.status())) lost_ = true;
+      return in.status();
+    }
+    if (in->pkt.type == kTypeDebugIo) {
+      on_debug_io(in->pkt.payload);
+      continue;
+    }
+    if (in->pkt.type != kTypeStateChange64) continue;
+    auto s = decode_state_change(in->pkt.payload);
+    if (!s.ok()) continue;
+    if (restarted != nullptr) *restarted = in->target_restarted;
+    return s;
+  }
+}
+
+void target::on_debug_io(std::span<const uint8_t> p) {
+  if (p.size() < kDebugIoSize) return;
+  const uint32_t api = get_u32(p, 0);
+  if (api == kDebugIoGetString) {
+    // We have no console to prompt; answer with an empty string so the target goes on.
+    std::vector<uint8_t> answer(p.begin(), p.begin() + kDebugIoSize);
+    put_u32(answer, 12, 0);
+    (void)link_->send(kTypeDebugIo, answer);
+    return;
+  }
+  if (api != kDebugIoPrintString) return;
+  const size_t length = std::min<size_t>(get_u32(p, 8), p.size() - kDebugIoSize);
+  std::string text(reinterpret_cast<const char*>(p.data() + kDebugIoSize), length);
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+  std::lock_guard lock(output_mutex_);
+  if (text.find("Fatal System Error") != std::string::npos || !bugcheck_text_.empty()) bugcheck_text_ += text;
+  partial_line_ += text;
+  size_t nl;
+  while ((nl = partial_line_.find('\n')) != std::string::npos) {
+    std::string line = partial_line_.substr(0, nl);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    output_.push_back(std::move(line));
+    partial_line_.erase(0, nl + 1);
+  }
+  if (output_.size() > kMaxOutputLines) output_.erase(output_.begin(), output_.end() - kMaxOutputLines);
+}
+
+std::vector<std::string> target::take_output() {
+  std::lock_guard lock(output_mutex_);
+  std::vector<std::string> out;
+  out.swap(output_);
+  return out;
+}
+
+std::vector<module_event> target::modules() const {
+  std::lock_guard lock(output_mutex_);
+  return modules_;
+}
+
+void target::on_halt(const state_change& s) {
+  last_state_ = s;
+  current_processor_ = s.processor;
+  processor_count_ = std::max<uint32_t>(1, s.processor_count);
+  // The target deletes its table entries inside the instruction stream it reports; they are
+  // written again before the next resume.
+  const uint64_t end = s.pc + std::max<size_t>(1, s.instruction_stream.size());
+  for (auto& [address, bp] : breakpoints_) {
+    if (address >= s.pc && address < end) bp.handle.reset();
+  }
+  if (s.new_state == kStateLoadSymbols) {
+    std::lock_guard lock(output_mutex_);
+    std::erase_if(modules_, [&](const module_event& m) { return m.base == s.module_base; });
+    if (!s.module_unload) modules_.push_back({s.module_path, s.module_base, s.module_size, false});
+  }
+}
+
+void target::forget_target_state() {
+  for (auto& [address, bp] : breakpoints_) bp.handle.reset();
+  std::lock_guard lock(output_mutex_);
+  modules_.clear();
+}
+
+stop_event target::classify(const state_change& s, bool restarted) {
+  stop_event e;
+  e.processor = s.processor;
+  e.pc = s.pc;
+  if (restarted) {
+    e.why = stop_event::reason::reboot;
+    e.description = "The target rebooted: its KD packet stream restarted and its breakpoints are gone";
+    return e;
+  }
+  if (s.new_state == kStateLoadSymbols) {
+    e.why = stop_event::reason::module_load;
+    e.description = absl::StrCat(s.module_unload ? "Unload " : "Load ", s.module_path, " at ", hex(s.module_base));
+    return e;
+  }
+  if (s.new_state == kStateCommandString) {
+    e.why = stop_event::reason::exception;
+    e.description = "Command string from the target";
+    return e;
+  }
+  e.code = s.exception_code;
+  std::string fatal;
+  {
+    std::lock_guard lock(output_mutex_);
+    fatal = bugcheck_text_;
+  }
+  if (!fatal.empty() && s.exception_code == kStatusBreakpoint) {
+    // KeBugCheckEx prints "*** Fatal System Error: 0xCODE (P1,P2,P3,P4)" and then breaks in.
+    e.why = stop_event::reason::bugcheck;
+    const size_t at = fatal.find("Fatal System Error: ");
+    if (at != std::string::npos) {
+      unsigned long long code = 0, p[4] = {0, 0, 0, 0};
+      const int n = std::sscanf(fatal.c_str() + at + 20, "%llx%*[^(](%llx,%llx,%llx,%llx)", &code, &p[0], &p[1], &p[2], &p[3]);
+      if (n >= 1) e.code = code;
+      if (n == 5) e.bugcheck_parameters.assign(p, p + 4);
+    }
+    e.description = absl::StrFormat("Bugcheck 0x%08X", e.code);
+    return e;
+  }
+  if (s.exception_code == kStatusBreakpoint && breakpoints_.contains(s.pc)) {
+    e.why = stop_event::reason::breakpoint;
+    e.description = absl::StrCat("Breakpoint at ", hex(s.pc));
+  } else if (s.exception_code == kStatusSingleStep && stepping_) {
+    e.why = stop_event::reason::step;
+    e.description = "Single step";
+  } else if (s.exception_code == kStatusBreakpoint && interrupt_requested_) {
+    e.why = stop_event::reason::interrupt;
+    e.description = "Break-in";
+  } else {
+    e.why = stop_event::reason::exception;
+    e.description = absl::StrFormat("%s - code %08x (%s chance)", exception_name(s.exception_code), s.exception_code,
+                                    s.first_chance ? "first" : "second");
+  }
+  return e;
+}
+
+// ---- Manipulate APIs ------------------------------------------------------------------------
+
+absl::StatusOr<version_info> target::get_version() {
+  if (auto s = require_halted("read the version"); !s.ok()) return s;
+  auto r = request({kApiGetVersion, current_processor_, union_of({})});
+  if (!r.ok()) return r.status();
+  if (failed(r->status)) return absl::InternalError(absl::StrFormat("GetVersion failed with status 0x%08x.", r->status));
+  version_ = decode_version(r->union_bytes);
+  return version_;
+}
+
+absl::StatusOr<size_t> target::read_memory(uint32_t api, uint64_t address, std::span<uint8_t> buffer) {
+  if (auto s = require_halted("read memory"); !s.ok()) return s;
+  size_t done = 0;
+  while (done < buffer.size()) {
+    const uint32_t want = static_cast<uint32_t>(std::min(kMaxTransfer, buffer.size() - done));
+    auto r = request({api, current_processor_, union_of({{8, want}}, {{0, address + done}})});
+    if (!r.ok()) return r.status();
+    const uint32_t got = std::min<uint32_t>({get_u32(r->union_bytes, 12), want, static_cast<uint32_t>(r->data.size())});
+    if (failed(r->status) && got == 0) break;
+    std::copy(r->data.begin(), r->data.begin() + got, buffer.begin() + done);
+    done += got;
+    if (got < want) break;
+  }
+  return done;
+}
+
+absl::Status target::write_memory(uint32_t api, uint64_t address, std::span<const uint8_t> data) {
+  if (auto s = require_halted("write memory"); !s.ok()) return s;
+  size_t done = 0;
+  while (done < data.size()) {
+    const uint32_t n = static_cast<uint32_t>(std::min(kMaxTransfer, data.size() - done));
+    auto r = request({api, current_processor_, union_of({{8, n}}, {{0, address + done}}), data.subspan(done, n)});
+    if (!r.ok()) return r.status();
+    const uint32_t written = get_u32(r->union_bytes, 12);
+    if (failed(r->status) || written < n) {
+      return absl::NotFoundError(absl::StrFormat("The target wrote %u of %u bytes at 0x%x (status 0x%08x): the page is not mapped or not writable.",
+                                                 written, n, address + done, r->status));
+    }
+    done += n;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<size_t> target::read_virtual(uint64_t a, std::span<uint8_t> b) { return read_memory(kApiReadVirtual, a, b); }
+absl::StatusOr<size_t> target::read_physical(uint64_t a, std::span<uint8_t> b) { return read_memory(kApiReadPhysical, a, b); }
+absl::Status target::write_virtual(uint64_t a, std::span<const uint8_t> d) { return write_memory(kApiWriteVirtual, a, d); }
+absl::Status target::write_physical(uint64_t a, std::span<const uint8_t> d) { return write_memory(kApiWritePhysical, a, d); }
+
+absl::StatusOr<std::vector<uint8_t>> target::get_context(uint16_t processor) {
+  if (auto s = require_halted("read registers"); !s.ok()) return s;
+  if (processor >= processor_count_) {
+    return absl::InvalidArgumentError(absl::StrCat("Processor ", processor, " does not exist; the target has ", processor_count_, "."));
+  }
+  auto r = request({kApiGetContext, processor, union_of({{0, kContextFull}})});
+  if (!r.ok()) return r.status();
+  if (failed(r->status) || r->data.size() < kContextSize) {
+    return absl::InternalError(absl::StrFormat("GetContext failed (status 0x%08x, %u bytes).", r->status, r->data.size()));
+  }
+  r->data.resize(kContextSize);
+  return std::move(r->data);
+}
+
+absl::Status target::set_context(uint16_t processor, std::span<const uint8_t> context) {
+  if (auto s = require_halted("write registers"); !s.ok()) return s;
+  if (context.size() > 0x3000) return absl::InvalidArgumentError("A context is at most 0x3000 bytes.");
+  const uint32_t total = static_cast<uint32_t>(context.size());
+  for (uint32_t offset = 0; offset < total; offset += kSetContextChunk) {
+    const uint32_t n = std::min<uint32_t>(kSetContextChunk, total - offset);
+    // SetContextEx quirk: BytesCopied carries the total; the target commits on the last chunk.
+    auto r = request({kApiSetContextEx, processor, union_of({{0, offset}, {4, n}, {8, total}}), context.subspan(offset, n)});
+    if (!r.ok()) return r.status();
+    if (failed(r->status)) return absl::InternalError(absl::StrFormat("SetContextEx failed at offset %u with status 0x%08x.", offset, r->status));
+  }
+  if (processor == current_processor_) last_state_.pc = get_u64(context, kContextRip);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<uint8_t>> target::read_control_space(uint16_t processor, uint64_t address, uint32_t size) {
+  if (auto s = require_halted("read control space"); !s.ok()) return s;
+  auto r = request({kApiReadControlSpace, processor, union_of({{8, size}}, {{0, address}})});
+  if (!r.ok()) return r.status();
+  const uint32_t got = std::min<uint32_t>(get_u32(r->union_bytes, 12), static_cast<uint32_t>(r->data.size()));
+  if (failed(r->status) || got < size) {
+    return absl::InternalError(absl::StrFormat("ReadControlSpace %u failed (status 0x%08x, %u of %u bytes).", address, r->status, got, size));
+  }
+  r->data.resize(size);
+  return std::move(r->data);
+}
+
+absl::Status target::write_control_space(uint16_t processor, uint64_t address, std::span<const uint8_t> data) {
+  if (auto s = require_halted("write control space"); !s.ok()) return s;
+  auto r = request({kApiWriteControlSpace, processor, union_of({{8, data.size()}}, {{0, address}}), data});
+  if (!r.ok()) return r.status();
+  if (failed(r->status)) return absl::InternalError(absl::StrFormat("WriteControlSpace failed with status 0x%08x.", r->status));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> target::read_msr(uint16_t processor, uint32_t msr) {
+  if (auto s = require_halted("read an MSR"); !s.ok()) return s;
+  auto r = request({kApiReadMsr, processor, union_of({{0, msr}})});
+  if (!r.ok()) return r.status();
+  if (failed(r->status)) return absl::NotFoundError(absl::StrFormat("Reading MSR 0x%x failed with status 0x%08x.", msr, r->status));
+  return static_cast<uint64_t>(get_u32(r->union_bytes, 8)) << 32 | get_u32(r->union_bytes, 4);
+}
+
+absl::Status target::write_msr(uint16_t processor, uint32_t msr, uint64_t value) {
+  if (auto s = require_halted("write an MSR"); !s.ok()) return s;
+  auto r = request({kApiWriteMsr, processor, union_of({{0, msr}, {4, value & 0xFFFFFFFFu}, {8, value >> 32}})});
+  if (!r.ok()) return r.status();
+  if (failed(r->status)) return absl::NotFoundError(absl::StrFormat("Writing MSR 0x%x failed with status 0x%08x.", msr, r->status));
+  return absl::OkStatus();
+}
+
+absl::Status target::switch_processor(uint16_t processor) {
+  if (auto s = require_halted("switch processors"); !s.ok()) return s;
+  if (processor >= processor_count_) {
+    return absl::InvalidArgumentError(absl::StrCat("Processor ", processor, " does not exist; the target has ", processor_count_, "."));
+  }
+  if (processor == current_processor_) return absl::OkStatus();
+  auto r = request({kApiSwitchProcessor, processor, union_of({}), {}, false, false});
+  if (!r.ok()) return r.status();
+  bool restarted = false;
+  auto s = wait_state_change(options_.request_timeout, &restarted);
+  if (!s.ok()) return s.status();
+  on_halt(*s);
+  if (s->processor != processor) {
+    return absl::InternalError(absl::StrCat("Asked for processor ", processor, " but the target reported from ", s->processor, "."));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status target::reboot() {
+  if (auto s = require_halted("reboot"); !s.ok()) return s;
+  auto r = request({kApiReboot, current_processor_, union_of({}), {}, false, false});
+  if (!r.ok()) return r.status();
+  stepping_ = false;
+  start_pump();
+  return absl::OkStatus();
+}
+
+absl::Status target::cause_bugcheck() {
+  if (auto s = require_halted("cause a bugcheck"); !s.ok()) return s;
+  {
+    std::lock_guard lock(output_mutex_);
+    bugcheck_text_.clear();
+  }
+  auto r = request({kApiCauseBugCheck, current_processor_, union_of({}), {}, false, false});
+  if (!r.ok()) return r.status();
+  stepping_ = false;
+  start_pump();
+  return absl::OkStatus();
+}
+
+// ---- Breakpoints ----------------------------------------------------------------------------
+
+absl::Status target::set_breakpoint(uint64_t address) {
+  if (auto s = require_halted("set a breakpoint"); !s.ok()) return s;
+  if (breakpoints_.contains(address)) return absl::OkStatus();
+  auto r = request({kApiWriteBreakPoint, current_processor_, union_of({}, {{0, address}}), {}, true, false});
+  if (!r.ok()) return r.status();
+  if (failed(r->status)) {
+    return absl::NotFoundError(absl::StrFormat("The target refused a breakpoint at 0x%x (status 0x%08x): the address is not mapped or the table is full.",
+                                               address, r->status));
+  }
+  breakpoints_[address].handle = get_u32(r->union_bytes, 8);
+  return absl::OkStatus();
+}
+
+absl::Status target::clear_breakpoint(uint64_t address) {
+  if (auto s = require_halted("clear a breakpoint"); !s.ok()) return s;
+  auto it = breakpoints_.find(address);
+  if (it == breakpoints_.end()) return absl::NotFoundError(absl::StrFormat("There is no breakpoint at 0x%x.", address));
+  if (it->second.handle) {
+    auto r = request({kApiRestoreBreakPoint, current_processor_, union_of({{0, *it->second.handle}})});
+    if (!r.ok()) return r.status();
+  }
+  breakpoints_.erase(it);
+  return absl::OkStatus();
+}
+
+std::vector<uint64_t> target::breakpoints() const {
+  std::vector<uint64_t> out;
+  for (const auto& [address, bp] : breakpoints_) out.push_back(address);
+  return out;
+}
+
+absl::Status target::rearm_breakpoints(std::optional<uint64_t> except) {
+  for (auto& [address, bp] : breakpoints_) {
+    if (except && address == *except) {
+      if (bp.handle) {
+        auto r = request({kApiRestoreBreakPoint, current_processor_, union_of({{0, *bp.handle}})});
+        if (!r.ok()) return r.status();
+        bp.handle.reset();
+      }
+      continue;
+    }
+    if (bp.handle) continue;
+    auto r = request({kApiWriteBreakPoint, current_processor_, union_of({}, {{0, address}}), {}, true, false});
+    if (!r.ok()) return r.status();
+    if (failed(r->status)) {
+      return absl::NotFoundError(absl::StrFormat("Cannot write the breakpoint at 0x%x again (status 0x%08x).", address, r->status));
+    }
+    bp.handle = get_u32(r->union_bytes, 8);
+  }
+  return absl::OkStatus();
+}
+
+// ---- Run control ----------------------------------------------------------------------------
+
+absl::Status target::continue_target(bool trace) {
+  // ContinueApi2: status, then the AMD64 control set packed to 4: TraceFlag, Dr7, symbol range.
+  std::vector<uint8_t> u(40, 0);
+  put_u32(u, 0, kDbgContinue);
+  put_u32(u, 4, trace ? 1 : 0);
+  put_u64(u, 8, last_state_.dr7);
+  put_u64(u, 16, 1);  // CurrentSymbolStart 1, End 0: no range stepping
+  auto r = request({kApiContinue2, current_processor_, u, {}, false, false});
+  return r.status();
+}
+
+void target::start_pump() {
+  if (pump_.joinable()) pump_.join();
+  {
+    std::lock_guard lock(output_mutex_);
+    bugcheck_text_.clear();
+  }
+  interrupt_requested_ = false;
+  pump_stop_ = false;
+  running_ = true;
+  pump_ = std::thread([this] { pump(); });
+}
+
+absl::Status target::resume(bool step) {
+  if (auto s = require_halted("resume"); !s.ok()) return s;
+  {
+    std::lock_guard lock(stop_mutex_);
+    pending_stop_.reset();
+  }
+  const uint64_t pc = last_state_.pc;
+  if (step) {
+    if (auto s = rearm_breakpoints(pc); !s.ok()) return s;
+    if (auto s = continue_target(true); !s.ok()) return s;
+    stepping_ = true;
+    start_pump();
+    return absl::OkStatus();
+  }
+  stepping_ = false;
+  if (breakpoints_.contains(pc)) {
+    // Step off our own breakpoint first, then write it again.
+    if (auto s = rearm_breakpoints(pc); !s.ok()) return s;
+    if (auto s = continue_target(true); !s.ok()) return s;
+    bool restarted = false;
+    stepping_ = true;
+    auto state = wait_state_change(options_.request_timeout, &restarted);
+    stepping_ = false;
+    if (!state.ok()) return state.status();
+    if (restarted) forget_target_state();
+    on_halt(*state);
+    stop_event e = classify(*state, restarted);
+    const bool plain_step = !restarted && state->new_state == kStateException &&
+                            state->exception_code == kStatusSingleStep;
+    if (!plain_step || breakpoints_.contains(state->pc)) {
+      if (plain_step) {
+        e.why = stop_event::reason::breakpoint;
+        e.description = absl::StrCat("Breakpoint at ", hex(state->pc));
+        e.code = kStatusBreakpoint;
+      }
+      finish_stop(std::move(e));
+      return absl::OkStatus();
+    }
+  }
+  if (auto s = rearm_breakpoints(std::nullopt); !s.ok()) return s;
+  if (auto s = continue_target(false); !s.ok()) return s;
+  start_pump();
+  return absl::OkStatus();
+}
+
+absl::Status target::interrupt() {
+  if (!running_) return absl::OkStatus();
+  interrupt_requested_ = true;
+  return link_->break_in();
+}
+
+void target::finish_stop(stop_event event) {
+  std::lock_guard lock(stop_mutex_);
+  pending_stop_ = std::move(event);
+  running_ = false;
+  stop_ready_.notify_all();
+}
+
+void target::pump() {
+  while (!pump_stop_) {
+    auto in = link_->receive(milliseconds(100));
+    if (!in.ok()) {
+      if (absl::IsDeadlineExceeded(in.status())) continue;
+      lost_ = true;
+      stop_event e;
+      e.why = stop_event::reason::lost;
+      e.description = std::string("The KD connection was lost: ") + std::string(in.status().message());
+      finish_stop(std::move(e));
+      return;
+    }
+    const packet& p = in->pkt;
+    if (p.type == kTypeDebugIo) {
+      on_debug_io(p.payload);
+      continue;
+    }
+    if (p.type != kTypeStateChange64) continue;
+    auto s = decode_state_change(p.payload);
+    if (!s.ok()) continue;
+    if (in->target_restarted) {
+      forget_target_state();
+      on_halt(*s);
+      finish_stop(classify(*s, true));
+      return;
+    }
+    if (s->new_state == kStateLoadSymbols && !stepping_) {
+      // Module loads are noted and acknowledged by continuing, as WinDbg does by default.
+      on_halt(*s);
+      if (auto c = continue_target(false); !c.ok()) {
+        lost_ = true;
+        stop_event e;
+        e.why = stop_event::reason::lost;
+        e.description = std::string("Continuing after a module load failed: ") + std::string(c.message());
+        finish_stop(std::move(e));
+        return;
+      }
+      continue;
+    }
+    on_halt(*s);
+    finish_stop(classify(*s, false));
+    return;
+  }
+}
+
+absl::StatusOr<std::optional<stop_event>> target::wait_stop(milliseconds timeout) {
+  std::optional<stop_event> got;
+  {
+    std::unique_lock lock(stop_mutex_);
+    stop_ready_.wait_for(lock, timeout, [this] { return pending_stop_.has_value(); });
+    got.swap(pending_stop_);
+  }
+  if (!got) return got;
+  if (pump_.joinable()) pump_.join();
+  stepping_ = false;
+  interrupt_requested_ = false;
+  if (got->why == stop_event::reason::reboot && !lost_) {
+    // Best effort: the rebooted kernel may sit elsewhere.
+    (void)get_version();
+  }
+  return got;
+}
+
+absl::Status target::detach() {
+  if (detached_) return absl::OkStatus();
+  detached_ = true;
+  absl::Status result = absl::OkStatus();
+  if (running_ && !lost_) {
+    (void)interrupt();
+    auto s = wait_stop(milliseconds(3000));
+    if (!s.ok() || !s->has_value()) result = absl::DeadlineExceededError("The target did not stop for the detach.");
+  }
+  if (running_) {
+    pump_stop_ = true;
+    link_->shutdown();
+  }
+  if (pump_.joinable()) pump_.join();
+  if (!running_ && !lost_) {
+    for (auto& [address, bp] : breakpoints_) {
+      if (!bp.handle) continue;
+      auto r = request({kApiRestoreBreakPoint, current_processor_, union_of({{0, *bp.handle}})});
+      if (!r.ok() && result.ok()) result = r.status();
+      bp.handle.reset();
+    }
+    breakpoints_.clear();
+    // Let the target run: a halted kernel with nobody attached hangs on its next DbgPrint.
+    if (auto s = continue_target(false); !s.ok() && result.ok()) result = s;
+  }
+  link_->shutdown();
+  return result;
+}
+
+}  // namespace toolhost::kd
