@@ -1,0 +1,15 @@
+// The gdb-backend plugin: registers the "gdb" debug-target transport for the debugger plugin.
+#include <toolhost/debug_target.h>
+#include "sdk_compat.hpp"
+
+#include "target_adapter.hpp"
+
+namespace {
+
+absl::Status init(toolhost::sdk::plugin& plugin) {
+  return plugin.transport(TOOLHOST_DEBUG_TARGET_KIND, "gdb", toolhost::gdb::factory());
+}
+
+}  // namespace
+
+TOOLHOST_PLUGIN("gdb-backend", "1.0.0", "Debug targets over the GDB remote protocol (gdbserver, QEMU)", init)
