@@ -1,0 +1,108 @@
+// The gpu-profile plugin: the `gpu_profile` tool of the `eleven` server.
+//
+// Reads the newest GPU recording in the recordings folder (settings `recordings_dir`) and
+// reports frame time, GPU busy time, gaps and CPU-to-GPU latency, with what they suggest.
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+
+#include "sdk_compat.hpp"  // <toolhost/sdk/sdk.hpp>
+#include "profile_metrics.hpp"
+#include "profile_report.hpp"
+#include "recording_finder.hpp"
+#include "suggestions.hpp"
+#include "trace_reader.hpp"
+
+namespace {
+
+namespace sdk = toolhost::sdk;
+namespace gp = toolhost::gpu_profile;
+namespace fs = std::filesystem;
+
+constexpr const char* kPermission = "gpu-profile.record";
+
+struct settings {
+  fs::path recordings;
+  gp::profile_options options;
+};
+
+fs::path expand_home(const std::string& path) {
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && (path == "~" || path.starts_with("~/"))) return fs::path(home) / path.substr(path.size() > 1 ? 2 : 1);
+  return path;
+}
+
+fs::path default_recordings() {
+  if (const char* data = std::getenv("XDG_DATA_HOME"); data != nullptr && *data != '\0') {
+    return fs::path(data) / "toolhost" / "gpu-recordings";
+  }
+  return expand_home("~/.local/share/toolhost/gpu-recordings");
+}
+
+settings read_settings(const sdk::plugin& plugin) {
+  settings s;
+  const rapidjson::Value& table = plugin.settings();
+  if (auto dir = sdk::string_member(table, "recordings_dir"); dir && !dir->empty()) {
+    fs::path p = expand_home(std::string(*dir));
+    s.recordings = p.is_absolute() ? p : fs::path(plugin.config_dir()) / p;
+  } else {
+    s.recordings = default_recordings();
+  }
+  if (auto process = sdk::string_member(table, "process")) s.options.process = std::string(*process);
+  if (const rapidjson::Value* hz = sdk::member(table, "refresh_hz"); hz != nullptr && hz->IsNumber() && hz->GetDouble() > 0) {
+    s.options.refresh_hz = hz->GetDouble();
+  }
+  return s;
+}
+
+std::string iso_time(fs::file_time_type t) {
+  const auto system = std::chrono::file_clock::to_sys(t);
+  const std::time_t secs = std::chrono::system_clock::to_time_t(system);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+sdk::result gpu_profile(const settings& s, sdk::call& call) {
+  const std::optional<fs::path> recording = gp::newest_recording(s.recordings);
+  if (!recording) return sdk::result::error(gp::how_to_record(s.recordings));
+  call.progress(0, 2, "reading " + recording->filename().string());
+  absl::StatusOr<gp::trace_model> trace = gp::read_trace(*recording);
+  if (!trace.ok()) return sdk::result::error("Could not read the newest GPU recording: " + std::string(trace.status().message()));
+  if (call.cancelled()) return sdk::result::error("Cancelled.");
+  call.progress(1, 2, "computing");
+  const gp::profile p = gp::compute_profile(*trace, s.options);
+  const std::vector<std::string> suggestions = gp::suggest(p);
+  std::error_code ec;
+  gp::recording_info info{recording->string(), ""};
+  if (auto t = fs::last_write_time(*recording, ec); !ec) info.modified = iso_time(t);
+  return sdk::result::structured(gp::report_json(p, info, suggestions)).add_text(gp::report_text(p, info, suggestions));
+}
+
+absl::Status init(sdk::plugin& plugin) {
+  if (auto s = plugin.permission_kind(kPermission, "Run the app to record a GPU trace", TOOLHOST_PERMISSION_ASK); !s.ok()) {
+    return s;
+  }
+  auto config = std::make_shared<settings>(read_settings(plugin));
+  const settings& s = plugin.keep(config);
+  return plugin.tool("gpu_profile")
+      .title("GPU profile")
+      .description(
+          "Reads the newest GPU recording (Metal System Trace) of the open app: frame time, GPU busy time, gaps "
+          "between frames, and what the numbers suggest fixing.\n\nNo arguments. On a Mac this covers .app bundles "
+          "(Metal System Trace exports); on Linux it reads Nsight Systems SQLite exports and Chrome trace-event JSON "
+          "(Chromium, Perfetto, PyTorch) from the recordings folder. If there is no recording yet, it asks the user "
+          "to press **Record a GPU run** in the workbench sidebar.")
+      .input_schema(R"({"type":"object","properties":{},"additionalProperties":false})")
+      .output_schema(gp::kOutputSchema)
+      .annotations(R"({"readOnlyHint":true,"openWorldHint":false})")
+      .permission(kPermission)
+      .concurrent()
+      .handler([&s](const sdk::args&, sdk::call& call) { return gpu_profile(s, call); });
+}
+
+}  // namespace
+
+TOOLHOST_PLUGIN("gpu-profile", "1.0.0", "gpu_profile: frame time, GPU busy time and gaps from GPU traces", init)
