@@ -1,0 +1,55 @@
+// The binary open in the window: its functions, named by symbols or, like Ghidra, FUN_<address>
+// for code that is called but has no symbol.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include <absl/status/statusor.h>
+#include <toolhost/elf/elf_file.hpp>
+
+namespace toolhost::eleven {
+
+struct function_info {
+  uint64_t address = 0;
+  uint64_t end = 0;           // one past the last byte we attribute to it
+  std::string original_name;  // the symbol, "entry", or FUN_<address>
+  bool from_symbol = false;
+};
+
+class program {
+ public:
+  // Opens an ELF file and finds its functions: every function symbol, and (x86) the targets
+  // of direct calls, the entry point and the main() the entry code passes to libc.
+  static absl::StatusOr<program> open(const std::filesystem::path& path);
+
+  const std::filesystem::path& path() const noexcept { return path_; }
+  const elf::elf_file& elf() const noexcept { return elf_; }
+  const std::map<uint64_t, function_info>& functions() const noexcept { return functions_; }
+
+  // Functions the project started with set_code_type procedure; they join the list.
+  void set_procedures(const std::set<uint64_t>& addresses);
+
+  const function_info* function_starting(uint64_t address) const;
+  const function_info* function_containing(uint64_t address) const;
+  bool is_mapped(uint64_t address) const;      // inside a loaded section
+  bool is_code(uint64_t address) const;        // inside an executable section
+  bool has_file_bytes(uint64_t address, size_t size) const;  // every byte backed by the file
+
+ private:
+  void rebuild();
+
+  std::filesystem::path path_;
+  elf::elf_file elf_;
+  std::map<uint64_t, function_info> discovered_;  // from the binary alone
+  std::set<uint64_t> procedures_;
+  std::map<uint64_t, function_info> functions_;   // discovered_ plus procedures_
+  explicit program(elf::elf_file e) : elf_(std::move(e)) {}
+};
+
+}  // namespace toolhost::eleven
