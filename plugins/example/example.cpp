@@ -14,7 +14,7 @@ namespace {
 
 namespace sdk = toolhost::sdk;
 
-constexpr const char* kCountSchema = R"({
+constexpr const char* kCountSchema = R"json({
   "type": "object",
   "properties": {
     "to": {"type": "integer", "minimum": 1, "maximum": 1000000, "description": "Count from 1 up to this number"},
@@ -22,7 +22,7 @@ constexpr const char* kCountSchema = R"({
   },
   "required": ["to"],
   "additionalProperties": false
-})";
+})json";
 
 constexpr const char* kCountOutput = R"({
   "type": "object",

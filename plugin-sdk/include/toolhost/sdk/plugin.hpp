@@ -182,7 +182,7 @@ inline toolhost_status_t read_resource(void* ud, const toolhost_call_t* raw, con
     call context(raw);
     auto text = static_cast<resource_record*>(ud)->read(uri, context);
     if (!text.ok()) {
-      write(out, text.status().message());
+      write(out, std::string(text.status().message()));
       return status_code(text.status());
     }
     write(out, *text);
@@ -221,7 +221,7 @@ inline toolhost_status_t get_prompt(void* ud, const toolhost_call_t* raw, const 
     call context(raw);
     auto text = rec->get(args(doc), context);
     if (!text.ok()) {
-      write(out, text.status().message());
+      write(out, std::string(text.status().message()));
       return status_code(text.status());
     }
     write(out, *text);
@@ -488,7 +488,7 @@ bool init_trampoline(const toolhost_host_t* host, void** instance, toolhost_writ
     auto p = std::make_unique<plugin>(host);
     absl::Status s = Init(*p);
     if (!s.ok()) {
-      write(error, s.message());
+      write(error, std::string(s.message()));
       return false;
     }
     *instance = p.release();

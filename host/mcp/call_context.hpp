@@ -1,0 +1,60 @@
+// The per-call context a plugin receives (toolhost_call_t): progress, cancellation, client log
+// messages, requests to the client, and the "ask before sending a whole file" filter.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <toolhost/plugin.h>
+
+namespace toolhost::mcp {
+
+class session;
+
+// One tool call (or read, render, completion) in flight.
+struct call_state {
+  std::string id;              // JSON text of the client's request id
+  std::string name;            // tool, prompt or resource it runs
+  std::string progress_token;  // JSON text, empty when the client asked for no progress
+  std::string meta_json = "{}";
+  std::atomic<bool> cancelled{false};
+
+  // Marks the call cancelled and runs the plugin's cancel handler once.
+  void cancel();
+  // Installs (or, with fn == nullptr, removes) the plugin's cancel handler. Removal waits for a
+  // handler that is running on another thread, so its user_data may die right after.
+  void set_cancel_handler(toolhost_cancel_fn fn, void* user_data);
+  // Drops progress reports that do not grow; true when this one may be sent.
+  bool admit_progress(double progress);
+
+ private:
+  std::mutex mutex_;
+  std::mutex handler_running_;
+  toolhost_cancel_fn cancel_fn_ = nullptr;
+  void* cancel_user_data_ = nullptr;
+  bool any_progress_ = false;
+  double last_progress_ = 0;
+};
+
+class call_context {
+ public:
+  call_context(std::shared_ptr<session> s, std::shared_ptr<call_state> call);
+  call_context(const call_context&) = delete;
+  call_context& operator=(const call_context&) = delete;
+
+  const toolhost_call_t* raw() const { return &raw_; }
+  session& owner() const { return *session_; }
+  call_state& call() const { return *call_; }
+
+ private:
+  toolhost_call_t raw_{};
+  std::shared_ptr<session> session_;
+  std::shared_ptr<call_state> call_;
+  std::string client_capabilities_;
+  std::string server_name_;
+  std::string protocol_version_;
+};
+
+}  // namespace toolhost::mcp

@@ -1,0 +1,180 @@
+#include "host/mcp/server.hpp"
+
+#include <toolhost/sdk/strings.hpp>
+#include <algorithm>
+
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
+
+#include <toolhost/sdk/json.hpp>
+#include <toolhost/sdk/writer.hpp>
+
+#include "host/log.hpp"
+#include "host/mcp/jsonrpc.hpp"
+#include "host/mcp/session.hpp"
+#include "host/policy/privacy.hpp"
+
+namespace toolhost::mcp {
+
+server::server(const config::config& cfg, const config::server& settings, plugins::loader& loader)
+    : global_(cfg), settings_(settings), loader_(loader), registry_(settings.name), home_(policy::home_folder()) {}
+
+server::~server() {
+  if (loader_thread_.joinable()) loader_thread_.join();
+}
+
+void server::start_loading() {
+  loader_thread_ = std::thread([this] { load(); });
+}
+
+void server::load_now() { load(); }
+
+void server::load() {
+  for (const std::string& id : settings_.plugins) {
+    plugins::library* lib = loader_.find(id);
+    if (lib == nullptr) {
+      ::toolhost::log::warning("server", cat("server '", name(), "': plugin '", id, "' was not found in ",
+                                          loader_.dirs().empty() ? std::string("any plugin folder")
+                                                                 : absl::StrJoin(loader_.dirs(), ", "),
+                                          "; build it, or remove it from plugins = [...] in ", settings_.source));
+      continue;
+    }
+    if (lib->status != plugins::load_status::loaded) continue;  // the loader has said why
+    auto settings = settings_.settings.find(id);
+    auto inst = std::make_unique<plugins::instance>(*lib, registry_, *this, name(), global_.dir,
+                                                    settings != settings_.settings.end() ? settings->second : "{}");
+    if (!inst->init()) {
+      lib->status = inst->status();
+      lib->message = inst->message();
+    }
+    instances_.push_back(std::move(inst));
+  }
+  {
+    std::lock_guard lock(ready_mutex_);
+    ready_ = true;
+  }
+  ready_cv_.notify_all();
+}
+
+bool server::wait_ready(std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(ready_mutex_);
+  return ready_cv_.wait_for(lock, timeout, [this] { return ready_.load(); });
+}
+
+void server::wait_ready() const {
+  std::unique_lock lock(ready_mutex_);
+  ready_cv_.wait(lock, [this] { return ready_.load(); });
+}
+
+void server::shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  wait_ready();
+  for (auto it = instances_.rbegin(); it != instances_.rend(); ++it) (*it)->deinit();
+}
+
+config::permission server::permission_of(const plugins::permission_kind& kind) const {
+  return global_.permission_for(settings_, kind.id).value_or(kind.default_value);
+}
+
+std::string server::instructions() const {
+  std::string text = registry_.instructions();
+  for (const auto& p : registry_.providers()) {
+    if (p.desc.instructions == nullptr) continue;
+    sdk::string_writer out;
+    p.desc.instructions(p.desc.user_data, out.raw());
+    if (!out.text().empty()) append(text, text.empty() ? "" : "\n\n", out.text());
+  }
+  return text;
+}
+
+std::vector<std::pair<std::string, std::string>> server::provided_tool_listings_named() {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::unordered_map<std::string, provided_tool> seen;
+  for (const auto& p : registry_.providers()) {
+    if (p.desc.list_tools == nullptr) continue;
+    sdk::string_writer text;
+    p.desc.list_tools(p.desc.user_data, text.raw());
+    auto doc = sdk::parse_json(text.text());
+    if (!doc || !doc->IsArray()) {
+      ::toolhost::log::warning("server", cat("plugin '", p.owner, "' listed tools that are not a JSON array; ignored"));
+      continue;
+    }
+    for (auto& item : doc->GetArray()) {
+      const std::string name(sdk::string_member(item, "name").value_or(""));
+      if (!plugins::valid_tool_name(name) || registry_.find_tool(name) != nullptr || seen.count(name) != 0) continue;
+      std::string kind(sdk::string_member(item, "x-toolhost-permission").value_or(plugins::kRunKind));
+      if (item.IsObject()) item.RemoveMember("x-toolhost-permission");
+      seen[name] = provided_tool{&p, kind};
+      out.emplace_back(name, sdk::to_json(item));
+    }
+  }
+  std::lock_guard lock(provided_mutex_);
+  provided_ = std::move(seen);
+  provided_valid_ = true;
+  return out;
+}
+
+std::optional<provided_tool> server::find_provided_tool(std::string_view name) {
+  {
+    std::lock_guard lock(provided_mutex_);
+    if (provided_valid_) {
+      auto it = provided_.find(std::string(name));
+      if (it != provided_.end()) return it->second;
+    }
+  }
+  // Not known yet (or the list changed): ask the providers again.
+  provided_tool_listings_named();
+  std::lock_guard lock(provided_mutex_);
+  auto it = provided_.find(std::string(name));
+  if (it == provided_.end()) return std::nullopt;
+  return it->second;
+}
+
+void server::attach(session* s) {
+  std::lock_guard lock(sessions_mutex_);
+  sessions_.push_back(s);
+}
+
+void server::detach(session* s) {
+  std::lock_guard lock(sessions_mutex_);
+  sessions_.erase(std::remove(sessions_.begin(), sessions_.end(), s), sessions_.end());
+}
+
+template <class F>
+void server::for_each_session(F&& fn) {
+  std::vector<std::shared_ptr<session>> live;
+  {
+    std::lock_guard lock(sessions_mutex_);
+    for (session* s : sessions_) {
+      if (auto p = s->weak_from_this().lock()) live.push_back(std::move(p));
+    }
+  }
+  for (auto& s : live) fn(*s);
+}
+
+void server::list_changed(std::string_view plugin, uint32_t lists) {
+  if ((lists & TOOLHOST_LIST_TOOLS) != 0) {
+    std::lock_guard lock(provided_mutex_);
+    provided_valid_ = false;
+  }
+  ::toolhost::log::debug("server", cat("plugin '", plugin, "' changed its lists (", lists, ")"));
+  const std::pair<uint32_t, const char*> kinds[] = {{TOOLHOST_LIST_TOOLS, "notifications/tools/list_changed"},
+                                                     {TOOLHOST_LIST_RESOURCES, "notifications/resources/list_changed"},
+                                                     {TOOLHOST_LIST_PROMPTS, "notifications/prompts/list_changed"}};
+  for (const auto& [bit, method] : kinds) {
+    if ((lists & bit) == 0) continue;
+    const std::string message = cat(R"({"jsonrpc":"2.0","method":")", method, "\"}");
+    for_each_session([&](session& s) { s.send_notification(message); });
+  }
+}
+
+void server::resource_updated(std::string_view uri) {
+  for_each_session([&](session& s) { s.resource_updated(uri); });
+}
+
+void server::log(toolhost_log_level_t level, std::string_view logger, std::string_view data_json) {
+  for_each_session([&](session& s) { s.send_log(level, logger, data_json); });
+}
+
+}  // namespace toolhost::mcp

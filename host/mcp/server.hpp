@@ -1,0 +1,108 @@
+// One named MCP server from the config: its plugins (loaded in the background so that
+// `initialize` never waits on them), what they registered, its policy, and the sessions of the
+// clients connected to it (for notifications the plugins raise).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "host/config/config.hpp"
+#include "host/mcp/worker_pool.hpp"
+#include "host/plugins/instance.hpp"
+#include "host/plugins/loader.hpp"
+#include "host/plugins/registry.hpp"
+
+namespace toolhost::mcp {
+
+class session;
+
+// A tool a provider serves, as the host remembers it between a list and a call.
+struct provided_tool {
+  const plugins::provider* provider = nullptr;
+  std::string permission_kind;
+};
+
+class server final : public plugins::host_events {
+ public:
+  server(const config::config& cfg, const config::server& settings, plugins::loader& loader);
+  ~server() override;
+  server(const server&) = delete;
+  server& operator=(const server&) = delete;
+
+  // Loads and initializes the server's plugins on a background thread.
+  void start_loading();
+  // Loads them on this thread (for `toolhost plugins` and tests).
+  void load_now();
+  // Waits until loading finished; false on timeout.
+  bool wait_ready(std::chrono::milliseconds timeout) const;
+  void wait_ready() const;
+  bool ready() const { return ready_.load(); }
+
+  // Runs every plugin's deinit (reverse order). Call only when no call is running.
+  void shutdown();
+
+  const config::config& global() const { return global_; }
+  const config::server& settings() const { return settings_; }
+  const std::string& name() const { return settings_.name; }
+  plugins::registry& registry() { return registry_; }
+  const std::vector<std::unique_ptr<plugins::instance>>& instances() const { return instances_; }
+  worker_pool& workers() { return workers_; }
+  const std::string& home() const { return home_; }
+
+  // The effective setting of a permission kind in this server.
+  config::permission permission_of(const plugins::permission_kind& kind) const;
+
+  // Server instructions: what the plugins registered plus what providers offer now.
+  std::string instructions() const;
+
+  // Providers' tools: JSON arrays merged after the static tools, with the permission kind
+  // remembered for calls. Called for tools/list; find_provided_tool refreshes when needed.
+  std::vector<std::pair<std::string, std::string>> provided_tool_listings_named();  // name, listing
+  std::optional<provided_tool> find_provided_tool(std::string_view name);
+
+  void attach(session* s);
+  void detach(session* s);
+
+  // plugins::host_events
+  void list_changed(std::string_view plugin, uint32_t lists) override;
+  void resource_updated(std::string_view uri) override;
+  void log(toolhost_log_level_t level, std::string_view logger, std::string_view data_json) override;
+
+ private:
+  void load();
+  template <class F>
+  void for_each_session(F&& fn);
+
+  const config::config& global_;
+  const config::server& settings_;
+  plugins::loader& loader_;
+  plugins::registry registry_;
+  std::vector<std::unique_ptr<plugins::instance>> instances_;
+  std::string home_;
+
+  std::atomic<bool> ready_{false};
+  mutable std::mutex ready_mutex_;
+  mutable std::condition_variable ready_cv_;
+  std::thread loader_thread_;
+
+  std::mutex sessions_mutex_;
+  std::vector<session*> sessions_;
+
+  std::mutex provided_mutex_;
+  bool provided_valid_ = false;
+  std::unordered_map<std::string, provided_tool> provided_;
+
+  worker_pool workers_;
+  bool shut_down_ = false;
+};
+
+}  // namespace toolhost::mcp

@@ -1,0 +1,44 @@
+// Threads that run plugin code (tool calls, reads, renders) off the transport's reader thread.
+// It grows when every worker is busy, so a 30-minute call never starves a quick one, and idle
+// workers beyond the minimum retire.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+
+namespace toolhost::mcp {
+
+class worker_pool {
+ public:
+  explicit worker_pool(size_t min_idle = 2, size_t max_threads = 512);
+  ~worker_pool();  // waits for queued and running work
+  worker_pool(const worker_pool&) = delete;
+  worker_pool& operator=(const worker_pool&) = delete;
+
+  // Queues `task`; false when the pool is at max_threads with every thread busy.
+  bool submit(std::function<void()> task);
+
+  // Blocks until no task is queued or running, or `timeout_ms` passed; true when idle.
+  bool wait_idle(int timeout_ms);
+
+  size_t busy() const;
+
+ private:
+  void run();
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable idle_;
+  std::deque<std::function<void()>> queue_;
+  size_t min_idle_;
+  size_t max_threads_;
+  size_t threads_ = 0;
+  size_t waiting_ = 0;
+  size_t running_ = 0;
+  bool stopping_ = false;
+};
+
+}  // namespace toolhost::mcp

@@ -1,0 +1,156 @@
+#include "host/plugins/loader.hpp"
+
+#include <toolhost/sdk/strings.hpp>
+#include <algorithm>
+#include <cstddef>
+#include <filesystem>
+#include <mutex>
+
+#include <absl/strings/str_cat.h>
+
+#include "host/log.hpp"
+
+namespace toolhost::plugins {
+namespace {
+
+namespace fs = std::filesystem;
+
+// dlopen and dlclose are not safe to run concurrently on every platform: one lock for all.
+std::mutex g_dl_mutex;
+
+bool valid_plugin_id(std::string_view s) {
+  if (s.empty() || s.size() > 64) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+  });
+}
+
+void check_entry(library& lib) {
+  const toolhost_plugin_entry_t* e = lib.entry;
+  lib.abi_major = e->abi_major;
+  lib.abi_minor = e->abi_minor;
+  if (e->abi_major != TOOLHOST_ABI_MAJOR) {
+    lib.status = load_status::wrong_abi;
+    lib.message = cat(lib.path, " was built for toolhost plugin ABI ", e->abi_major, ".", e->abi_minor,
+                               " but this toolhost speaks ABI ", TOOLHOST_ABI_MAJOR, ".", TOOLHOST_ABI_MINOR,
+                               "; rebuild the plugin against this toolhost's SDK");
+    return;
+  }
+  if (e->abi_minor > TOOLHOST_ABI_MINOR) {
+    lib.status = load_status::wrong_abi;
+    lib.message = cat(lib.path, " needs toolhost plugin ABI ", e->abi_major, ".", e->abi_minor,
+                               " but this toolhost provides ", TOOLHOST_ABI_MAJOR, ".", TOOLHOST_ABI_MINOR,
+                               "; update toolhost or rebuild the plugin against the older SDK");
+    return;
+  }
+  constexpr size_t kMinSize = offsetof(toolhost_plugin_entry_t, deinit) + sizeof(e->deinit);
+  if (e->struct_size < kMinSize || e->init == nullptr || e->id == nullptr || !valid_plugin_id(e->id)) {
+    lib.status = load_status::bad_entry;
+    lib.message = cat(lib.path, " has a malformed toolhost_plugin_entry (struct_size ", e->struct_size,
+                               ", id ", e->id == nullptr ? "missing" : cat("'", e->id, "'"),
+                               e->init == nullptr ? ", no init" : "",
+                               "); ids use letters, digits, '_', '-' and '.'; rebuild it with TOOLHOST_PLUGIN(...)");
+    return;
+  }
+  lib.id = e->id;
+  lib.version = e->version != nullptr ? e->version : "";
+  lib.description = e->description != nullptr ? e->description : "";
+}
+
+}  // namespace
+
+std::string_view to_string(load_status s) {
+  switch (s) {
+    case load_status::loaded: return "loaded";
+    case load_status::not_shared_library: return "not a shared library";
+    case load_status::no_entry_symbol: return "no entry symbol";
+    case load_status::wrong_abi: return "wrong ABI";
+    case load_status::bad_entry: return "bad entry";
+    case load_status::duplicate_id: return "duplicate plugin id";
+    case load_status::init_failed: return "init failed";
+    case load_status::init_crashed: return "init crashed";
+    case load_status::duplicate_name: return "duplicate name";
+  }
+  return "unknown";
+}
+
+library* loader::open(const std::string& path) {
+  for (auto& l : libraries_) {
+    if (l->path == path) return l.get();
+  }
+  auto lib = std::make_unique<library>();
+  lib->path = path;
+  {
+    std::lock_guard lock(g_dl_mutex);
+    try {
+      // RTLD_NOW: an unresolved symbol fails here, with a message, not later in a call.
+      lib->handle.load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    } catch (const std::exception& e) {
+      lib->status = load_status::not_shared_library;
+      lib->message = cat(path, " could not be loaded as a shared library (", e.what(),
+                                  "); remove it from the plugin folder or rebuild it for this machine");
+    }
+  }
+  if (lib->status == load_status::loaded) {
+    if (!lib->handle.has(TOOLHOST_ENTRY_SYMBOL)) {
+      lib->status = load_status::no_entry_symbol;
+      lib->message = cat(path, " exports no ", TOOLHOST_ENTRY_SYMBOL,
+                                  " symbol, so it is not a toolhost plugin; remove it from the plugin folder, "
+                                  "or declare the plugin with TOOLHOST_PLUGIN(...)");
+    } else {
+      lib->entry = &lib->handle.get<const toolhost_plugin_entry_t>(TOOLHOST_ENTRY_SYMBOL);
+      check_entry(*lib);
+    }
+  }
+  if (lib->status == load_status::loaded) {
+    if (library* other = find_loaded(lib->id)) {
+      lib->status = load_status::duplicate_id;
+      lib->message = cat(path, " provides plugin '", lib->id, "', which ", other->path,
+                                  " already provides; remove one of the two files");
+    }
+  }
+  if (lib->status != load_status::loaded) log::warning("plugins", lib->message);
+  libraries_.push_back(std::move(lib));
+  return libraries_.back().get();
+}
+
+library* loader::find_loaded(std::string_view id) {
+  for (auto& l : libraries_) {
+    if (l->status != load_status::duplicate_id && !l->id.empty() && l->id == id && l->entry != nullptr) return l.get();
+  }
+  return nullptr;
+}
+
+void loader::load_all() {
+  if (scanned_) return;
+  scanned_ = true;
+  for (const auto& dir : dirs_) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) {
+      log::warning("plugins", cat("plugin folder ", dir, " does not exist; skipping it"));
+      continue;
+    }
+    std::vector<std::string> files;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      if (entry.path().extension() == ".so" && entry.is_regular_file(ec)) files.push_back(entry.path().string());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) open(f);
+  }
+}
+
+library* loader::find(std::string_view id) {
+  if (library* l = find_loaded(id)) return l;
+  for (const auto& dir : dirs_) {
+    fs::path p = fs::path(dir) / cat(id, ".so");
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) {
+      library* l = open(p.string());
+      if (l->id == id) return l;
+    }
+  }
+  load_all();
+  return find_loaded(id);
+}
+
+}  // namespace toolhost::plugins

@@ -1,0 +1,69 @@
+// Finds plugin libraries in the plugin folders and opens them (Boost.DLL), recording for each
+// file what happened: loaded, not a shared library, no entry symbol, wrong ABI... Libraries are
+// never unloaded: code and data they handed out stay valid for the life of the process.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/dll/shared_library.hpp>
+
+#include <toolhost/plugin.h>
+
+namespace toolhost::plugins {
+
+enum class load_status {
+  loaded,               // opened and its entry checked; init runs per server
+  not_shared_library,   // dlopen refused it
+  no_entry_symbol,      // a library, but not a toolhost plugin
+  wrong_abi,            // built for another ABI major, or a newer minor
+  bad_entry,            // the entry is malformed (sizes, id, init missing)
+  duplicate_id,         // another file already provides this plugin id
+  init_failed,          // init returned false or threw
+  init_crashed,         // init died on a signal; the host recovered
+  duplicate_name,       // init registered a name another plugin of the server already has
+};
+
+std::string_view to_string(load_status s);
+
+struct library {
+  std::string path;
+  std::string id;
+  std::string version;
+  std::string description;
+  uint32_t abi_major = 0;
+  uint32_t abi_minor = 0;
+  const toolhost_plugin_entry_t* entry = nullptr;
+  load_status status = load_status::loaded;
+  std::string message;  // for failures: the file, the reason and the remedy, in one sentence
+  boost::dll::shared_library handle;
+};
+
+class loader {
+ public:
+  explicit loader(std::vector<std::string> dirs) : dirs_(std::move(dirs)) {}
+  loader(const loader&) = delete;
+  loader& operator=(const loader&) = delete;
+
+  // Opens every *.so in every folder (folders in order, files sorted by name).
+  void load_all();
+
+  // The loaded library with this plugin id, opening <dir>/<id>.so first and scanning the folders
+  // only when that file does not exist. nullptr when no folder has it.
+  library* find(std::string_view id);
+
+  const std::vector<std::unique_ptr<library>>& libraries() const { return libraries_; }
+  const std::vector<std::string>& dirs() const { return dirs_; }
+
+ private:
+  library* open(const std::string& path);
+  library* find_loaded(std::string_view id);
+
+  std::vector<std::string> dirs_;
+  std::vector<std::unique_ptr<library>> libraries_;
+  bool scanned_ = false;
+};
+
+}  // namespace toolhost::plugins

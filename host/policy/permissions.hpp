@@ -1,0 +1,45 @@
+// Permission rows: whether a tool call may run, by the setting of its permission kind
+// (allow / ask / never). "ask" asks the person through the client (MCP elicitation) and goes
+// on only on an explicit accept; a client that cannot be asked means refusal. Tools that only
+// file a suggestion never ask. Every decision is logged to stderr with the tool.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "host/config/config.hpp"
+
+namespace toolhost::policy {
+
+struct tool_request {
+  std::string_view tool;
+  std::string_view server;
+  std::string_view kind_id;
+  std::string_view kind_label;
+  config::permission setting;  // the effective setting of the kind
+  bool files_suggestion;       // TOOLHOST_TOOL_SUGGESTION, or REVIEWABLE while review is on
+  std::string_view config_path;
+};
+
+// The person's answer to a question: "accept" (with `approved` from the form), "decline",
+// "cancel"; or nullopt when the client cannot be asked.
+struct answer {
+  std::string action;
+  bool approved = false;
+};
+using ask_fn = std::function<std::optional<answer>(const std::string& message, const std::string& schema_json)>;
+
+struct decision {
+  bool allowed = false;
+  std::string message;  // for a refusal: a sentence for the model, naming the row and the remedy
+};
+
+// Decides, asking through `ask` when the setting is "ask".
+decision authorize(const tool_request& request, const ask_fn& ask);
+
+// The elicitation form behind every question: one required boolean, "approve".
+std::string approval_schema(std::string_view label);
+
+}  // namespace toolhost::policy

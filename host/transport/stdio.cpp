@@ -1,0 +1,111 @@
+#include "host/transport/stdio.hpp"
+
+#include <toolhost/sdk/strings.hpp>
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <mutex>
+#include <string>
+
+#include <absl/strings/str_cat.h>
+
+#include "host/log.hpp"
+#include "host/mcp/jsonrpc.hpp"
+#include "host/mcp/session.hpp"
+
+namespace toolhost::transport {
+namespace {
+
+// One message line may be at most this long; a longer one is answered with a parse error and
+// skipped up to its newline, so a runaway writer cannot exhaust memory.
+constexpr size_t kMaxLine = 64u << 20;
+
+bool write_all(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+int take_stdout() {
+  const int fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (fd < 0) return -1;
+  ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  return fd;
+}
+
+int serve_stdio(mcp::server& srv, int protocol_fd, const std::function<bool()>& stop_requested) {
+  std::mutex write_mutex;
+  bool broken = false;
+  auto send = [&](mcp::outgoing message) {
+    if (message.json.empty()) return;  // "nothing more for this request": stdio needs no marker
+    message.json += '\n';
+    std::lock_guard lock(write_mutex);
+    if (broken) return;
+    if (!write_all(protocol_fd, message.json.data(), message.json.size())) {
+      broken = true;
+      ::toolhost::log::warning("stdio", "stdout is closed; stopping");
+    }
+  };
+  auto session = mcp::session::create(srv, send);
+
+  std::string buffer;
+  bool skipping = false;  // inside an over-long line
+  char chunk[65536];
+  bool eof = false;
+  while (!eof && !stop_requested()) {
+    {
+      std::lock_guard lock(write_mutex);
+      if (broken) break;
+    }
+    pollfd p{STDIN_FILENO, POLLIN, 0};
+    const int ready = ::poll(&p, 1, 200);
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
+    const ssize_t n = ::read(STDIN_FILENO, chunk, sizeof chunk);
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      break;
+    }
+    if (n == 0) {
+      eof = true;
+      if (!buffer.empty() && !skipping) session->handle(buffer);  // a last line without '\n'
+      break;
+    }
+    size_t start = 0;
+    for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+      if (chunk[i] != '\n') continue;
+      if (!skipping) {
+        buffer.append(chunk + start, i - start);
+        if (!buffer.empty() && buffer.back() == '\r') buffer.pop_back();
+        if (!buffer.empty()) session->handle(buffer);
+      }
+      buffer.clear();
+      skipping = false;
+      start = i + 1;
+    }
+    if (!skipping) buffer.append(chunk + start, static_cast<size_t>(n) - start);
+    if (!skipping && buffer.size() > kMaxLine) {
+      send({mcp::jsonrpc::error_message("null", mcp::jsonrpc::kParseError,
+                                        cat("Parse error: a message is longer than ", kMaxLine >> 20,
+                                                     " MiB; it is ignored")),
+            "", false});
+      buffer.clear();
+      skipping = true;
+    }
+  }
+  session->close(eof ? 2000 : 5000);
+  return 0;
+}
+
+}  // namespace toolhost::transport
