@@ -1,0 +1,87 @@
+// A KDNET target simulator on loopback, written from the recorded protocol (ReactOS windbgkd.h
+// layouts; the KDNET datagram, key and handshake rules in ntoseye's notes) and deliberately
+// sharing no code with the kdnet backend, so that it can catch the backend's mistakes.
+//
+// It plays a one-processor AMD64 Windows kernel under KDNET: it pokes the host on the control
+// channel, keys the data channel from the host's reply, sends keepalives, and serves KD over the
+// data channel: manipulate APIs on a memory image with real 4-level page tables, a CONTEXT,
+// KSPECIAL_REGISTERS, a 32-entry breakpoint table, Continue2 with the trace flag, break-in,
+// DbgPrint while running, and a reboot on request. It can drop and corrupt datagrams both ways.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace kdnet_sim {
+
+struct options {
+  std::string host = "127.0.0.1";  // where the debugger listens
+  uint16_t port = 50000;
+  std::string key = "1.2.3.4";
+  double drop = 0.0;     // probability of losing a datagram, each direction
+  double corrupt = 0.0;  // probability of flipping one bit of a datagram, each direction
+  uint32_t seed = 1;
+  uint32_t poke_interval_ms = 3000;
+  uint32_t dbgprint_interval_ms = 200;  // while running
+};
+
+struct counters {
+  uint64_t datagrams_in = 0;
+  uint64_t datagrams_out = 0;
+  uint64_t dropped = 0;
+  uint64_t corrupted = 0;
+  uint64_t rejected = 0;            // failed our authentication check
+  uint64_t repeated_sequences = 0;  // host datagrams dropped for reusing a sequence number
+  uint64_t pokes = 0;
+  uint64_t handshakes = 0;
+  uint64_t retransmits = 0;
+  uint64_t duplicate_requests = 0;  // a host packet id seen twice (our ACK was lost)
+  uint64_t boots = 0;
+  uint64_t breakpoint_hits = 0;
+  uint64_t dbgprints = 0;
+};
+
+class simulator {
+ public:
+  explicit simulator(options o);
+  ~simulator();
+  simulator(const simulator&) = delete;
+  simulator& operator=(const simulator&) = delete;
+
+  // Starts the target thread; false with `error` set when the socket cannot be made.
+  bool start(std::string* error);
+  void stop();
+
+  // The machine reboots: keys, packet ids, breakpoints and memory start over, and it pokes again.
+  void reboot();
+  void set_faults(double drop, double corrupt);
+
+  counters stats() const;
+  bool keyed() const;
+  bool halted() const;
+  size_t breakpoints_in_table() const;
+  uint64_t rax() const;
+  std::vector<uint8_t> read_physical(uint64_t address, size_t size) const;
+
+  // The layout tests rely on.
+  static constexpr uint64_t kKernelBase = 0xfffff80000000000ull;
+  static constexpr uint64_t kKernelPhysical = 0x400000;
+  static constexpr uint64_t kCodeStart = kKernelBase + 0x1000;  // nop; inc rax; nop; jmp -7
+  static constexpr uint64_t kIncRax = kCodeStart + 1;
+  static constexpr uint64_t kDataArea = kKernelBase + 0x3000;   // 64 bytes of a known pattern
+  static constexpr uint64_t kCr3 = 0x1000;
+
+ private:
+  struct state;
+  void run();
+  std::unique_ptr<state> s_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace kdnet_sim
