@@ -1,0 +1,341 @@
+// The kd backend through the debug-target interface against tests/kd-sim: what the debugger
+// plugin does with it (open, registers, memory, breakpoints, run control, output, close), on a
+// clean wire and on one that drops and corrupts packets, plus reboots and bugchecks.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <toolhost/debug_target.h>
+#include <toolhost/sdk/writer.hpp>
+
+#include "kdcom_factory.h"
+#include "sim_process.h"
+
+namespace {
+
+using toolhost::sdk::string_writer;
+
+constexpr uint64_t kKernelBase = 0xFFFFF80000000000ull;
+constexpr uint64_t kSayHello = kKernelBase + 0x1100;  // the simulator's DbgPrint caller
+
+std::string hex(uint64_t v) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "0x%" PRIx64, v);
+  return b;
+}
+
+std::string hex_bytes(const std::vector<uint8_t>& v) {
+  std::string s;
+  char b[3];
+  for (uint8_t x : v) {
+    std::snprintf(b, sizeof(b), "%02x", x);
+    s += b;
+  }
+  return s;
+}
+
+struct session {
+  toolhost_debug_target_t* t = nullptr;
+  explicit session(const std::string& connect, const char* options = nullptr) {
+    string_writer error;
+    t = toolhost::kd_backend::kdcom_factory().open(&toolhost::kd_backend::kdcom_factory(), connect.c_str(), nullptr,
+                                                   options, 15000, error.raw());
+    INFO(error.text());
+    REQUIRE(t != nullptr);
+  }
+  ~session() {
+    if (t != nullptr) t->close(t);
+  }
+  void close() {
+    t->close(t);
+    t = nullptr;
+  }
+
+  // Register index by name from describe().
+  int reg_index(const std::string& name) {
+    string_writer out;
+    t->describe(t, out.raw());
+    const std::string& d = out.text();
+    size_t at = 0;
+    int index = 0;
+    while ((at = d.find("{\"name\":\"", at)) != std::string::npos) {
+      at += 9;
+      if (d.compare(at, name.size() + 1, name + "\"") == 0) return index;
+      ++index;
+    }
+    return -1;
+  }
+  uint64_t reg(const std::string& name, int64_t thread = -1) {
+    const int i = reg_index(name);
+    REQUIRE(i >= 0);
+    std::vector<uint8_t> buf(512);
+    size_t done = 0;
+    string_writer error;
+    REQUIRE(t->read_registers(t, thread, buf.data(), buf.size(), &done, error.raw()) == TOOLHOST_OK);
+    uint64_t v = 0;
+    std::memcpy(&v, buf.data() + i * 8, 8);
+    return v;
+  }
+  std::vector<uint8_t> read(toolhost_dt_space_t space, uint64_t address, size_t size, toolhost_status_t* status = nullptr) {
+    std::vector<uint8_t> buf(size);
+    size_t done = 0;
+    string_writer error;
+    const toolhost_status_t s = t->read_memory(t, space, address, buf.data(), size, &done, error.raw());
+    if (status != nullptr) *status = s;
+    buf.resize(done);
+    return buf;
+  }
+  toolhost_dt_stop_t wait(uint32_t ms = 10000) {
+    toolhost_dt_stop_t stop{};
+    string_writer error;
+    const toolhost_status_t s = t->wait_stop(t, ms, &stop, error.raw());
+    INFO(error.text());
+    REQUIRE(s == TOOLHOST_OK);
+    return stop;
+  }
+  void resume(toolhost_dt_resume_t how) {
+    string_writer error;
+    const toolhost_status_t s = t->resume(t, how, -1, error.raw());
+    INFO(error.text());
+    REQUIRE(s == TOOLHOST_OK);
+  }
+  std::string ext(const char* op, const char* args) {
+    string_writer out;
+    const toolhost_status_t s = t->extension(t, op, args, out.raw());
+    INFO(out.text());
+    REQUIRE(s == TOOLHOST_OK);
+    return out.text();
+  }
+  std::string output() {
+    string_writer out;
+    t->read_output(t, out.raw());
+    return out.text();
+  }
+};
+
+// The acceptance scenario; returns what a person would compare between two runs.
+std::vector<std::string> scenario(kdtest::sim_process& sim, const char* options) {
+  std::vector<std::string> results;
+  session s(sim.socket_path(), options);
+  toolhost_debug_target_t* t = s.t;
+
+  // open: the target was running; attaching broke in.
+  const toolhost_dt_stop_t first = s.wait();
+  CHECK(first.reason == TOOLHOST_DT_STOP_INTERRUPT);
+  CHECK(sim.control("state").rfind("halted", 0) == 0);
+  string_writer described;
+  t->describe(t, described.raw());
+  CHECK(described.text().find("\"kernel_base\":\"0xfffff80000000000\"") != std::string::npos);
+  CHECK(described.text().find("\"dtb\":\"0x1000\"") != std::string::npos);
+
+  // r: registers agree with the simulator's own view.
+  CHECK(hex(s.reg("rip")) == sim.control("reg 0 rip"));
+  CHECK(hex(s.reg("rsp")) == sim.control("reg 0 rsp"));
+  CHECK(s.reg("cr3") == 0x1000);
+  results.push_back("cs=" + hex(s.reg("cs")));
+
+  // Virtual and physical reads.
+  auto mz = s.read(TOOLHOST_DT_VIRTUAL, kKernelBase, 4);
+  CHECK(hex_bytes(mz) == sim.control("peek fffff80000000000 4"));
+  results.push_back("mz=" + hex_bytes(mz));
+  auto big = s.read(TOOLHOST_DT_VIRTUAL, kKernelBase + 0x1000, 9000);  // several packets
+  REQUIRE(big.size() == 9000);
+  CHECK(hex_bytes(std::vector<uint8_t>(big.begin(), big.begin() + 16)) == sim.control("peek fffff80000001000 16"));
+  auto phys = s.read(TOOLHOST_DT_PHYSICAL, 0x100000, 4);  // the kernel's first page
+  CHECK(phys == mz);
+  toolhost_status_t status = TOOLHOST_OK;
+  auto none = s.read(TOOLHOST_DT_VIRTUAL, kKernelBase + 0x400000, 16, &status);
+  CHECK(status == TOOLHOST_ERR_NOT_FOUND);
+  auto edge = s.read(TOOLHOST_DT_VIRTUAL, kKernelBase + 0x3FFFF0, 64, &status);
+  CHECK(status == TOOLHOST_OK);
+  CHECK(edge.size() == 16);  // a prefix: the rest is unmapped
+  results.push_back("edge=" + std::to_string(edge.size()));
+
+  // Virtual and physical writes land where the simulator sees them.
+  string_writer error;
+  const uint8_t pattern[] = {0xDE, 0xAD, 0xBE, 0xEF, 0x01, 0x02};
+  REQUIRE(t->write_memory(t, TOOLHOST_DT_VIRTUAL, kKernelBase + 0x5000, pattern, sizeof(pattern), error.raw()) == TOOLHOST_OK);
+  CHECK(sim.control("peek fffff80000005000 6") == "deadbeef0102");
+  CHECK(sim.control("peekphys 105000 6") == "deadbeef0102");
+  REQUIRE(t->write_memory(t, TOOLHOST_DT_PHYSICAL, 0x106000, pattern, 2, error.raw()) == TOOLHOST_OK);
+  CHECK(hex_bytes(s.read(TOOLHOST_DT_VIRTUAL, kKernelBase + 0x6000, 2)) == "dead");
+  CHECK(t->write_memory(t, TOOLHOST_DT_VIRTUAL, kKernelBase + 0x400000, pattern, 2, error.raw()) == TOOLHOST_ERR_NOT_FOUND);
+
+  // bp then g stops at the breakpoint; the target holds it in its table.
+  REQUIRE(t->set_breakpoint(t, TOOLHOST_DT_BP_SOFTWARE, kSayHello, 1, error.raw()) == TOOLHOST_OK);
+  CHECK(sim.control("breakpoints") == "1 0xfffff80000001100");
+  s.resume(TOOLHOST_DT_CONTINUE);
+  toolhost_dt_stop_t hit = s.wait();
+  CHECK(hit.reason == TOOLHOST_DT_STOP_BREAKPOINT);
+  CHECK(hit.pc == kSayHello);
+  CHECK(s.reg("rip") == kSayHello);
+  results.push_back("bp pc=" + hex(hit.pc));
+  // g again: the backend steps off the breakpoint, the loop prints and comes back to it.
+  s.resume(TOOLHOST_DT_CONTINUE);
+  hit = s.wait();
+  CHECK(hit.reason == TOOLHOST_DT_STOP_BREAKPOINT);
+  CHECK(hit.pc == kSayHello);
+  const std::string out = s.output();
+  CHECK(out.find("Hello from kd-sim\n") != std::string::npos);
+  results.push_back("dbgprint=" + std::string(out.find("Hello from kd-sim") != std::string::npos ? "yes" : "no"));
+
+  // t: one instruction (inc rax, 3 bytes); the breakpoint is stepped over, not hit again.
+  s.resume(TOOLHOST_DT_STEP);
+  toolhost_dt_stop_t step = s.wait();
+  CHECK(step.reason == TOOLHOST_DT_STOP_STEP);
+  CHECK(step.pc == kSayHello + 3);
+  results.push_back("step pc=" + hex(step.pc));
+  s.resume(TOOLHOST_DT_STEP);  // mov eax, 1
+  step = s.wait();
+  CHECK(step.pc == kSayHello + 8);
+  CHECK((s.reg("rax") & 0xFFFFFFFF) == 1);
+
+  // Register writes go through SetContextEx and are seen by the target.
+  const int rbx = s.reg_index("rbx");
+  const uint64_t value = 0x1234567890ull;
+  REQUIRE(t->write_register(t, -1, static_cast<uint32_t>(rbx), &value, 8, error.raw()) == TOOLHOST_OK);
+  CHECK(sim.control("reg 0 rbx") == "0x1234567890");
+  CHECK(s.reg("rbx") == value);
+
+  // break while running stops it.
+  REQUIRE(t->clear_breakpoint(t, TOOLHOST_DT_BP_SOFTWARE, kSayHello, 1, error.raw()) == TOOLHOST_OK);
+  CHECK(sim.control("breakpoints") == "0");
+  s.resume(TOOLHOST_DT_CONTINUE);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(t->is_running(t));
+  CHECK(sim.control("state") == "running");
+  toolhost_dt_stop_t dummy{};
+  CHECK(t->wait_stop(t, 0, &dummy, error.raw()) == TOOLHOST_ERR_TIMEOUT);
+  REQUIRE(t->interrupt(t, error.raw()) == TOOLHOST_OK);
+  const toolhost_dt_stop_t broke = s.wait();
+  CHECK(broke.reason == TOOLHOST_DT_STOP_INTERRUPT);
+  CHECK(!t->is_running(t));
+  results.push_back("break=" + std::to_string(broke.reason));
+
+  // KD extensions: MSRs, processors, control space.
+  CHECK(s.ext("rdmsr", R"({"msr":"0xc0000082"})").find("\"value\":\"0xfffff80000001400\"") != std::string::npos);
+  s.ext("wrmsr", R"({"msr":"0xc0000082","value":"0xfffff80000009000"})");
+  CHECK(s.ext("rdmsr", R"({"msr":"0xc0000082"})").find("\"value\":\"0xfffff80000009000\"") != std::string::npos);
+  string_writer bad;
+  CHECK(t->extension(t, "rdmsr", R"({"msr":"0x12345"})", bad.raw()) == TOOLHOST_ERR_NOT_FOUND);
+  CHECK(s.ext("control_space", "{}").find("\"cr3\":\"0x1000\"") != std::string::npos);
+  s.ext("switch_processor", R"({"processor":1})");
+  string_writer threads;
+  t->list_threads(t, threads.raw());
+  CHECK(threads.text() == R"([{"id":0,"name":"processor 0","current":false},{"id":1,"name":"processor 1","current":true}])");
+  const uint64_t rip1 = s.reg("rip");
+  CHECK(rip1 >= kKernelBase + 0x1200);
+  CHECK(rip1 < kKernelBase + 0x1204);
+  REQUIRE(t->select_thread(t, 0, error.raw()) == TOOLHOST_OK);
+  CHECK(hex(s.reg("rip")) == sim.control("reg 0 rip"));
+  string_writer unknown;
+  CHECK(t->extension(t, "frobnicate", "{}", unknown.raw()) == TOOLHOST_ERR_UNSUPPORTED);
+
+  // close restores every breakpoint and lets the target run.
+  REQUIRE(t->set_breakpoint(t, TOOLHOST_DT_BP_SOFTWARE, kSayHello, 1, error.raw()) == TOOLHOST_OK);
+  REQUIRE(t->set_breakpoint(t, TOOLHOST_DT_BP_SOFTWARE, kKernelBase + 0x1010, 1, error.raw()) == TOOLHOST_OK);
+  CHECK(sim.control("breakpoints").rfind("2 ", 0) == 0);
+  CHECK(sim.control("peek fffff80000001100 1") == "cc");
+  s.close();
+  CHECK(sim.control("breakpoints") == "0");
+  CHECK(sim.control("peek fffff80000001100 1") == "48");
+  CHECK(sim.control("peek fffff80000001010 1") == "e8");
+  CHECK(sim.control("state") == "running");
+  return results;
+}
+
+}  // namespace
+
+TEST_CASE("kd backend against the simulator: the acceptance scenario on a clean wire") {
+  kdtest::sim_process sim;
+  const auto clean = scenario(sim, nullptr);
+  CHECK(clean.size() == 7);
+  // A second session attaches to the running target again.
+  session again(sim.socket_path());
+  CHECK(again.wait().reason == TOOLHOST_DT_STOP_INTERRUPT);
+}
+
+TEST_CASE("kd backend: the same scenario with 10% of packets dropped and 5% corrupted gives the same results") {
+  std::vector<std::string> clean;
+  {
+    kdtest::sim_process sim;
+    clean = scenario(sim, nullptr);
+  }
+  kdtest::sim_process lossy({"--drop", "0.10", "--corrupt", "0.05", "--seed", "7"});
+  const auto faulty = scenario(lossy, R"({"ack_timeout_ms":150})");
+  CHECK(faulty == clean);
+  const std::string stats = lossy.control("stats");
+  INFO(stats);
+  CHECK(stats.find(" dropped=0 ") == std::string::npos);
+  CHECK(stats.find(" corrupted=0 ") == std::string::npos);
+}
+
+TEST_CASE("kd backend: a reboot while running is reported and the session goes on") {
+  kdtest::sim_process sim;
+  session s(sim.socket_path());
+  s.wait();
+  string_writer error;
+  REQUIRE(s.t->set_breakpoint(s.t, TOOLHOST_DT_BP_SOFTWARE, kSayHello, 1, error.raw()) == TOOLHOST_OK);
+  REQUIRE(s.t->clear_breakpoint(s.t, TOOLHOST_DT_BP_SOFTWARE, kSayHello, 1, error.raw()) == TOOLHOST_OK);
+  s.resume(TOOLHOST_DT_CONTINUE);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(sim.control("reboot") == "ok");
+  const toolhost_dt_stop_t stop = s.wait();
+  CHECK(stop.reason == TOOLHOST_DT_STOP_REBOOT);
+  CHECK(std::string(stop.description).find("rebooted") != std::string::npos);
+  string_writer modules;
+  s.t->list_modules(s.t, modules.raw());
+  CHECK(modules.text().find("ntoskrnl.exe") != std::string::npos);
+  // The session recovers: memory reads, breakpoints and run control work on the new boot.
+  CHECK(hex_bytes(s.read(TOOLHOST_DT_VIRTUAL, kKernelBase, 2)) == "4d5a");
+  REQUIRE(s.t->set_breakpoint(s.t, TOOLHOST_DT_BP_SOFTWARE, kSayHello, 1, error.raw()) == TOOLHOST_OK);
+  s.resume(TOOLHOST_DT_CONTINUE);
+  const toolhost_dt_stop_t hit = s.wait();
+  CHECK(hit.reason == TOOLHOST_DT_STOP_BREAKPOINT);
+  CHECK(hit.pc == kSayHello);
+  s.close();
+  CHECK(sim.control("breakpoints") == "0");
+}
+
+TEST_CASE("kd backend: .reboot and .crash through the extension hook, on a lossy wire") {
+  kdtest::sim_process sim({"--drop", "0.10", "--corrupt", "0.05", "--seed", "3"});
+  session s(sim.socket_path(), R"({"ack_timeout_ms":150})");
+  s.wait();
+  s.ext("reboot", "{}");
+  CHECK(s.t->is_running(s.t));
+  toolhost_dt_stop_t stop = s.wait();
+  CHECK(stop.reason == TOOLHOST_DT_STOP_REBOOT);
+  s.ext("bugcheck", "{}");
+  stop = s.wait();
+  CHECK(stop.reason == TOOLHOST_DT_STOP_BUGCHECK);
+  CHECK(stop.code == 0xE2);
+  CHECK(s.output().find("*** Fatal System Error: 0x000000e2") != std::string::npos);
+  // Continuing a bugchecked machine reboots it.
+  s.resume(TOOLHOST_DT_CONTINUE);
+  stop = s.wait();
+  CHECK(stop.reason == TOOLHOST_DT_STOP_REBOOT);
+  s.close();
+  CHECK(sim.control("state") == "running");
+}
+
+TEST_CASE("kd backend: open explains what is wrong") {
+  string_writer error;
+  auto* t = toolhost::kd_backend::kdcom_factory().open(&toolhost::kd_backend::kdcom_factory(), "/nonexistent/kd.sock",
+                                                       nullptr, nullptr, 200, error.raw());
+  CHECK(t == nullptr);
+  CHECK(error.text().find("-chardev socket") != std::string::npos);
+  string_writer bad_tcp;
+  CHECK(toolhost::kd_backend::kdcom_factory().open(&toolhost::kd_backend::kdcom_factory(), "tcp:localhost", nullptr,
+                                                   nullptr, 200, bad_tcp.raw()) == nullptr);
+  CHECK(bad_tcp.text().find("tcp:HOST:PORT") != std::string::npos);
+  kdtest::sim_process sim;
+  string_writer bad_options;
+  CHECK(toolhost::kd_backend::kdcom_factory().open(&toolhost::kd_backend::kdcom_factory(), sim.socket_path().c_str(),
+                                                   nullptr, R"({"retries":-1})", 200, bad_options.raw()) == nullptr);
+  CHECK(bad_options.text().find("\"retries\"") != std::string::npos);
+}

@@ -1,0 +1,743 @@
+#include "kd_server.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+#include <thread>
+
+namespace kdsim {
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+uint32_t byte_sum(const uint8_t* p, size_t n) {
+  uint32_t s = 0;
+  for (size_t i = 0; i < n; ++i) s += p[i];
+  return s;
+}
+
+int listen_on(const std::string& spec) {
+  if (spec.rfind("tcp:", 0) == 0) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<uint16_t>(std::stoi(spec.substr(4))));
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 || ::listen(fd, 4) != 0) return -1;
+    return fd;
+  }
+  const std::string path = spec.rfind("unix:", 0) == 0 ? spec.substr(5) : spec;
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(a.sun_path)) return -1;
+  std::strcpy(a.sun_path, path.c_str());
+  ::unlink(path.c_str());
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 || ::listen(fd, 4) != 0) return -1;
+  return fd;
+}
+
+std::string hex_bytes(const uint8_t* p, size_t n) {
+  std::string s;
+  char b[3];
+  for (size_t i = 0; i < n; ++i) {
+    std::snprintf(b, sizeof(b), "%02x", p[i]);
+    s += b;
+  }
+  return s;
+}
+
+template <typename T>
+std::vector<uint8_t> bytes_of(const T& v) {
+  const auto* p = reinterpret_cast<const uint8_t*>(&v);
+  return std::vector<uint8_t>(p, p + sizeof(T));
+}
+
+}  // namespace
+
+kd_server::kd_server(options o) : options_(std::move(o)), machine_(options_.cpus), rng_(options_.seed) {
+  reset_ids();
+  running_ = !options_.start_halted;
+  if (!running_) report_exception(0, STATUS_BREAKPOINT);
+}
+
+void kd_server::log(const std::string& text) const {
+  if (options_.verbose) std::fprintf(stderr, "kd-sim: %s\n", text.c_str());
+}
+
+void kd_server::reset_ids() {
+  current_id_ = INITIAL_PACKET_ID | SYNC_PACKET_ID;
+  remote_id_ = INITIAL_PACKET_ID;
+}
+
+// ---- I/O ------------------------------------------------------------------------------------
+
+void kd_server::accept_connection() {
+  int fd = ::accept(listen_fd_, nullptr, nullptr);
+  if (fd < 0) return;
+  if (conn_fd_ >= 0) ::close(conn_fd_);
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  conn_fd_ = fd;
+  inbuf_.clear();
+  held_.reset();
+  log("debugger connected");
+}
+
+void kd_server::drop_connection() {
+  if (conn_fd_ >= 0) ::close(conn_fd_);
+  conn_fd_ = -1;
+  inbuf_.clear();
+  held_.reset();
+  log("debugger disconnected");
+}
+
+void kd_server::service(int timeout_ms) {
+  std::vector<pollfd> fds;
+  fds.push_back({listen_fd_, POLLIN, 0});
+  fds.push_back({conn_fd_, POLLIN, 0});
+  fds.push_back({control_listen_fd_, POLLIN, 0});
+  for (int fd : control_fds_) fds.push_back({fd, POLLIN, 0});
+  if (::poll(fds.data(), fds.size(), timeout_ms) <= 0) return;
+  if (fds[0].revents & POLLIN) accept_connection();
+  if (conn_fd_ >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+    uint8_t chunk[8192];
+    const ssize_t n = ::read(conn_fd_, chunk, sizeof(chunk));
+    if (n <= 0) {
+      drop_connection();
+    } else {
+      inbuf_.insert(inbuf_.end(), chunk, chunk + n);
+      last_rx_ = steady::now();
+    }
+  }
+  if (control_listen_fd_ >= 0 && (fds[2].revents & POLLIN)) {
+    int fd = ::accept(control_listen_fd_, nullptr, nullptr);
+    if (fd >= 0) {
+      control_fds_.push_back(fd);
+      control_buffers_.emplace_back();
+    }
+  }
+  for (size_t i = 3; i < fds.size(); ++i) {
+    if (!(fds[i].revents & (POLLIN | POLLHUP))) continue;
+    const size_t c = i - 3;
+    char chunk[4096];
+    const ssize_t n = ::read(control_fds_[c], chunk, sizeof(chunk));
+    if (n <= 0) {
+      ::close(control_fds_[c]);
+      control_fds_[c] = -1;
+      continue;
+    }
+    control_buffers_[c].append(chunk, static_cast<size_t>(n));
+    size_t nl;
+    while ((nl = control_buffers_[c].find('\n')) != std::string::npos) {
+      std::string line = control_buffers_[c].substr(0, nl);
+      control_buffers_[c].erase(0, nl + 1);
+      handle_control_line(control_fds_[c], line);
+    }
+  }
+  for (size_t c = control_fds_.size(); c-- > 0;) {
+    if (control_fds_[c] < 0) {
+      control_fds_.erase(control_fds_.begin() + static_cast<long>(c));
+      control_buffers_.erase(control_buffers_.begin() + static_cast<long>(c));
+    }
+  }
+}
+
+std::optional<kd_server::frame> kd_server::parse() {
+  while (!inbuf_.empty()) {
+    if (inbuf_[0] == BREAKIN_PACKET_BYTE) {
+      inbuf_.erase(inbuf_.begin());
+      return frame{frame::kind::break_in};
+    }
+    if (inbuf_.size() < 4) break;
+    uint32_t leader;
+    std::memcpy(&leader, inbuf_.data(), 4);
+    if (leader != PACKET_LEADER && leader != CONTROL_PACKET_LEADER) {
+      inbuf_.erase(inbuf_.begin());
+      continue;
+    }
+    if (inbuf_.size() < sizeof(KD_PACKET)) break;
+    KD_PACKET h;
+    std::memcpy(&h, inbuf_.data(), sizeof(h));
+    if (leader == CONTROL_PACKET_LEADER) {
+      inbuf_.erase(inbuf_.begin(), inbuf_.begin() + sizeof(h));
+      return frame{frame::kind::control, h.PacketType, h.PacketId, {}};
+    }
+    if (h.ByteCount > PACKET_MAX_SIZE) {
+      inbuf_.erase(inbuf_.begin());
+      continue;
+    }
+    const size_t total = sizeof(h) + h.ByteCount + 1;
+    if (inbuf_.size() < total) {
+      if (steady::now() - last_rx_ > std::chrono::milliseconds(200)) {
+        inbuf_.erase(inbuf_.begin());  // a stalled partial packet
+        continue;
+      }
+      break;
+    }
+    std::vector<uint8_t> payload(inbuf_.begin() + sizeof(h), inbuf_.begin() + static_cast<long>(sizeof(h) + h.ByteCount));
+    const bool good = inbuf_[total - 1] == PACKET_TRAILING_BYTE && byte_sum(payload.data(), payload.size()) == h.Checksum;
+    if (!good) {
+      inbuf_.erase(inbuf_.begin());
+      return frame{frame::kind::bad_data, h.PacketType, h.PacketId, {}};
+    }
+    inbuf_.erase(inbuf_.begin(), inbuf_.begin() + static_cast<long>(total));
+    return frame{frame::kind::data, h.PacketType, h.PacketId, std::move(payload)};
+  }
+  return std::nullopt;
+}
+
+void kd_server::write_frame(std::vector<uint8_t> bytes, bool data) {
+  if (conn_fd_ < 0) return;
+  std::uniform_real_distribution<double> chance(0, 1);
+  ++stats_.frames;
+  const faults& f = options_.wire;
+  if (chance(rng_) < f.drop) {
+    ++stats_.dropped;
+    return;
+  }
+  if (chance(rng_) < f.corrupt) {
+    ++stats_.corrupted;
+    // Only what the checksum, trailer or leader covers: KDCOM cannot notice a flipped id.
+    size_t at = data && bytes.size() > sizeof(KD_PACKET) ? sizeof(KD_PACKET) + rng_() % (bytes.size() - sizeof(KD_PACKET))
+                                                         : rng_() % 4;
+    bytes[at] ^= static_cast<uint8_t>(1u << (rng_() % 8));
+  }
+  if (f.delay > 0 && chance(rng_) < f.delay) {
+    ++stats_.delayed;
+    std::this_thread::sleep_for(std::chrono::milliseconds(f.delay_ms));
+  }
+  if (!held_ && chance(rng_) < f.reorder) {
+    ++stats_.reordered;
+    held_ = std::move(bytes);
+    held_at_ = steady::now();
+    return;
+  }
+  auto put = [this](const std::vector<uint8_t>& b) {
+    if (conn_fd_ < 0) return;
+    if (::send(conn_fd_, b.data(), b.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(b.size())) drop_connection();
+  };
+  put(bytes);
+  if (held_) {
+    put(*held_);
+    held_.reset();
+  }
+}
+
+void kd_server::send_control(uint16_t type, uint32_t id) {
+  KD_PACKET h{CONTROL_PACKET_LEADER, type, 0, id, 0};
+  write_frame(bytes_of(h), false);
+}
+
+kd_server::send_result kd_server::send_data(uint16_t type, const std::vector<uint8_t>& payload) {
+  for (int attempt = 0; attempt < 400; ++attempt) {
+    if (conn_fd_ < 0) return send_result::lost;
+    if (attempt > 0) ++stats_.retransmits;
+    KD_PACKET h{PACKET_LEADER, type, static_cast<uint16_t>(payload.size()), current_id_,
+                byte_sum(payload.data(), payload.size())};
+    std::vector<uint8_t> bytes = bytes_of(h);
+    bytes.insert(bytes.end(), payload.begin(), payload.end());
+    bytes.push_back(PACKET_TRAILING_BYTE);
+    write_frame(std::move(bytes), true);
+    const auto deadline = steady::now() + std::chrono::milliseconds(options_.ack_timeout_ms);
+    bool again = false;
+    while (!again && steady::now() < deadline) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now()).count();
+      service(static_cast<int>(std::max<long>(1, left)));
+      if (conn_fd_ < 0) return send_result::lost;
+      while (auto f = parse()) {
+        if (f->what == frame::kind::break_in) {
+          if (running_) break_pending_ = true;
+        } else if (f->what == frame::kind::bad_data) {
+          ++stats_.bad_frames;
+          send_control(PACKET_TYPE_KD_RESEND, 0);
+        } else if (f->what == frame::kind::control) {
+          if (f->type == PACKET_TYPE_KD_ACKNOWLEDGE && (f->id & ~SYNC_PACKET_ID) == (current_id_ & ~SYNC_PACKET_ID)) {
+            current_id_ = (current_id_ ^ 1) & ~SYNC_PACKET_ID;
+            return send_result::acked;
+          }
+          if (f->type == PACKET_TYPE_KD_RESEND) {
+            ++stats_.resend_requests;
+            again = true;
+            break;
+          }
+          if (f->type == PACKET_TYPE_KD_RESET) {
+            reset_ids();
+            send_control(PACKET_TYPE_KD_RESET, 0);
+            return send_result::reset;
+          }
+        } else if (f->id == remote_id_) {
+          // The debugger moved on, so it has our packet: take its new one as the acknowledgement.
+          send_control(PACKET_TYPE_KD_ACKNOWLEDGE, f->id);
+          remote_id_ ^= 1;
+          pending_in_.push_back(std::move(*f));
+          current_id_ = (current_id_ ^ 1) & ~SYNC_PACKET_ID;
+          return send_result::acked;
+        } else {
+          ++stats_.duplicates;
+          send_control(PACKET_TYPE_KD_ACKNOWLEDGE, f->id);
+        }
+      }
+    }
+  }
+  return send_result::lost;
+}
+
+void kd_server::handle_idle_frame(frame& f) {
+  switch (f.what) {
+    case frame::kind::break_in:
+      if (running_) break_pending_ = true;
+      return;
+    case frame::kind::bad_data:
+      ++stats_.bad_frames;
+      send_control(PACKET_TYPE_KD_RESEND, 0);
+      return;
+    case frame::kind::control:
+      if (f.type == PACKET_TYPE_KD_RESET) {
+        reset_ids();
+        send_control(PACKET_TYPE_KD_RESET, 0);
+        if (!running_) report_pending_ = true;  // kdapi sends its state change again
+      }
+      return;
+    case frame::kind::data:
+      break;
+  }
+  if (f.id != remote_id_) {
+    ++stats_.duplicates;
+    send_control(PACKET_TYPE_KD_ACKNOWLEDGE, f.id);
+    return;
+  }
+  send_control(PACKET_TYPE_KD_ACKNOWLEDGE, f.id);
+  remote_id_ ^= 1;
+  if (f.type == PACKET_TYPE_KD_STATE_MANIPULATE && !running_) handle_manipulate(f.payload);
+}
+
+// ---- The target -----------------------------------------------------------------------------
+
+void kd_server::report_exception(int cpu, uint32_t code) {
+  cpu_state& c = machine_.cpu(cpu);
+  const uint64_t pc = c.context.Rip;
+  // Like KdpSetCommonState: table entries inside the reported instruction stream are deleted.
+  machine_.delete_breakpoints_in(cpu, pc, pc + 16);
+  DBGKD_ANY_WAIT_STATE_CHANGE s{};
+  s.NewState = DbgKdExceptionStateChange;
+  s.Processor = static_cast<uint16_t>(cpu);
+  s.NumberProcessors = static_cast<uint32_t>(machine_.cpu_count());
+  s.Thread = kKernelBase + 0x380000 + static_cast<uint64_t>(cpu) * 0x1000;
+  s.ProgramCounter = pc;
+  s.u.Exception.ExceptionRecord.ExceptionCode = static_cast<int32_t>(code);
+  s.u.Exception.ExceptionRecord.ExceptionAddress = pc;
+  s.u.Exception.ExceptionRecord.NumberParameters = code == STATUS_BREAKPOINT ? 1 : 0;
+  s.u.Exception.FirstChance = 1;
+  s.ControlReport.Dr6 = c.special.KernelDr6;
+  s.ControlReport.Dr7 = c.special.KernelDr7;
+  s.ControlReport.EFlags = c.context.EFlags;
+  s.ControlReport.InstructionCount = static_cast<uint16_t>(machine_.read_virtual(cpu, pc, s.ControlReport.InstructionStream, 16));
+  s.ControlReport.SegCs = c.context.SegCs;
+  s.ControlReport.SegDs = c.context.SegDs;
+  s.ControlReport.SegEs = c.context.SegEs;
+  s.ControlReport.SegFs = c.context.SegFs;
+  last_report_ = bytes_of(s);
+  current_cpu_ = cpu;
+  running_ = false;
+  tracing_ = false;
+  report_pending_ = true;
+}
+
+void kd_server::report_load_symbols(const std::string& path) {
+  DBGKD_ANY_WAIT_STATE_CHANGE s{};
+  s.NewState = DbgKdLoadSymbolsStateChange;
+  s.Processor = 0;
+  s.NumberProcessors = static_cast<uint32_t>(machine_.cpu_count());
+  s.Thread = kKernelBase + 0x380000;
+  s.ProgramCounter = machine_.cpu(0).context.Rip;
+  s.u.LoadSymbols.PathNameLength = static_cast<uint32_t>(path.size() + 1);
+  s.u.LoadSymbols.BaseOfDll = kKernelBase;
+  s.u.LoadSymbols.SizeOfImage = 0x800000;
+  s.ControlReport.EFlags = machine_.cpu(0).context.EFlags;
+  s.ControlReport.InstructionCount = static_cast<uint16_t>(machine_.read_virtual(0, s.ProgramCounter, s.ControlReport.InstructionStream, 16));
+  last_report_ = bytes_of(s);
+  last_report_.insert(last_report_.end(), path.begin(), path.end());
+  last_report_.push_back(0);
+  current_cpu_ = 0;
+  running_ = false;
+  tracing_ = false;
+  report_pending_ = true;
+}
+
+void kd_server::send_report() {
+  report_pending_ = false;
+  const send_result r = send_data(PACKET_TYPE_KD_STATE_CHANGE64, last_report_);
+  if (r != send_result::acked) report_pending_ = true;  // again after the RESET / next connection
+}
+
+void kd_server::send_print(const std::string& text) {
+  DBGKD_DEBUG_IO io{};
+  io.ApiNumber = DbgKdPrintStringApi;
+  io.Processor = static_cast<uint16_t>(current_cpu_);
+  io.u.PrintString.LengthOfString = static_cast<uint32_t>(text.size());
+  std::vector<uint8_t> payload = bytes_of(io);
+  payload.insert(payload.end(), text.begin(), text.end());
+  // Nobody listening means the print is lost, as on a real kernel without a debugger.
+  if (send_data(PACKET_TYPE_KD_DEBUG_IO, payload) == send_result::reset && !running_) report_pending_ = true;
+}
+
+void kd_server::reboot() {
+  ++stats_.reboots;
+  log("rebooting");
+  machine_.boot();
+  bugchecked_ = false;
+  break_pending_ = false;
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  inbuf_.clear();
+  pending_in_.clear();
+  reset_ids();  // the new boot starts a new stream: its first packet carries SYNC
+  report_load_symbols("\\SystemRoot\\system32\\ntoskrnl.exe");
+}
+
+void kd_server::bugcheck() {
+  bugchecked_ = true;
+  send_print("\n*** Fatal System Error: 0x000000e2\n                       (0x0000000000000000,0x0000000000000000,0x0000000000000000,0x0000000000000000)\n\n");
+  cpu_state& c = machine_.cpu(0);
+  c.context.Rcx = 3;  // DBG_STATUS_BUGCHECK_FIRST
+  c.context.Rip = kBreakWithStatus;
+  report_exception(0, STATUS_BREAKPOINT);
+}
+
+void kd_server::handle_manipulate(const std::vector<uint8_t>& payload) {
+  ++stats_.requests;
+  DBGKD_MANIPULATE_STATE64 m{};
+  std::memcpy(&m, payload.data(), std::min(payload.size(), sizeof(m)));
+  const uint8_t* data = payload.data() + std::min(payload.size(), sizeof(m));
+  const size_t data_size = payload.size() - std::min(payload.size(), sizeof(m));
+  const int cpu = m.Processor;
+  DBGKD_MANIPULATE_STATE64 r = m;
+  r.ReturnStatus = STATUS_SUCCESS;
+  std::vector<uint8_t> extra;
+  constexpr uint32_t kMaxData = PACKET_MAX_SIZE - sizeof(DBGKD_MANIPULATE_STATE64);
+  if (cpu >= machine_.cpu_count()) {
+    r.ReturnStatus = static_cast<int32_t>(STATUS_UNSUCCESSFUL);
+  } else {
+    cpu_state& c = machine_.cpu(cpu);
+    switch (m.ApiNumber) {
+      case DbgKdReadVirtualMemoryApi:
+      case DbgKdReadPhysicalMemoryApi: {
+        const uint32_t want = std::min(m.u.ReadMemory.TransferCount, kMaxData);
+        extra.resize(want);
+        const uint32_t got = m.ApiNumber == DbgKdReadVirtualMemoryApi
+                                 ? machine_.read_virtual(cpu, m.u.ReadMemory.TargetBaseAddress, extra.data(), want)
+                                 : machine_.read_physical(m.u.ReadMemory.TargetBaseAddress, extra.data(), want);
+        extra.resize(got);
+        r.u.ReadMemory.ActualBytesRead = got;
+        if (got < m.u.ReadMemory.TransferCount) r.ReturnStatus = static_cast<int32_t>(STATUS_UNSUCCESSFUL);
+        break;
+      }
+      case DbgKdWriteVirtualMemoryApi:
+      case DbgKdWritePhysicalMemoryApi: {
+        const uint32_t want = static_cast<uint32_t>(std::min<size_t>(m.u.WriteMemory.TransferCount, data_size));
+        const uint32_t put = m.ApiNumber == DbgKdWriteVirtualMemoryApi
+                                 ? machine_.write_virtual(cpu, m.u.WriteMemory.TargetBaseAddress, data, want)
+                                 : machine_.write_physical(m.u.WriteMemory.TargetBaseAddress, data, want);
+        r.u.WriteMemory.ActualBytesWritten = put;
+        if (put < m.u.WriteMemory.TransferCount) r.ReturnStatus = static_cast<int32_t>(STATUS_UNSUCCESSFUL);
+        break;
+      }
+      case DbgKdGetContextApi:
+        extra = bytes_of(c.context);
+        break;
+      case DbgKdSetContextExApi: {
+        const DBGKD_CONTEXT_EX e = m.u.ContextEx;
+        const uint32_t total = e.BytesCopied;  // the total size rides in BytesCopied
+        if (total == 0 || total > sizeof(CONTEXT) || e.Offset + e.ByteCount > total || e.ByteCount > data_size) {
+          r.ReturnStatus = static_cast<int32_t>(STATUS_UNSUCCESSFUL);
+          break;
+        }
+        if (e.Offset == 0) c.staged_context.assign(total, 0);
+        if (c.staged_context.size() != total) {
+          r.ReturnStatus = static_cast<int32_t>(STATUS_UNSUCCESSFUL);
+          break;
+        }
+        std::memcpy(c.staged_context.data() + e.Offset, data, e.ByteCount);
+        if (e.Offset + e.ByteCount == total) std::memcpy(&c.context, c.staged_context.data(), total);
+        r.u.ContextEx.BytesCopied = e.ByteCount;
+        break;
+      }
+      case DbgKdReadControlSpaceApi:
+        if (m.u.ReadMemory.TargetBaseAddress != 2) {
+          r.ReturnStatus = static_cast<int32_t>(STATUS_UNSUCCESSFUL);
+        } else {
+          const uint32_t n = std::min<uint32_t>(m.u.ReadMemory.TransferCount, sizeof(KSPECIAL_REGISTERS));
+          extra = bytes_of(c.special);
+          extra.resize(n);
+          r.u.ReadMemory.ActualBytesRead = n;
+        }
+        break;
+      case DbgKdWriteControlSpaceApi:
+        if (m.u.WriteMemory.TargetBaseAddress != 2) {
+          r.ReturnStatus = static_cast<int32_t>(STATUS_UNSUCCESSFUL);
+        } else {
+          const uint32_t n = static_cast<uint32_t>(std::min<size_t>({static_cast<size_t>(m.u.WriteMemory.TransferCount), data_size, sizeof(KSPECIAL_REGISTERS)}));
+          std::memcpy(&c.special, data, n);
+          r.u.WriteMemory.ActualBytesWritten = n;
+        }
+        break;
+      case DbgKdWriteBreakPointApi: {
+        auto handle = machine_.add_breakpoint(cpu, m.u.WriteBreakPoint.BreakPointAddress);
+        if (handle) {
+          r.u.WriteBreakPoint.BreakPointHandle = *handle;
+        } else {
+          r.ReturnStatus = static_cast<int32_t>(STATUS_UNSUCCESSFUL);
+        }
+        break;
+      }
+      case DbgKdRestoreBreakPointApi:
+        if (!machine_.remove_breakpoint(cpu, m.u.RestoreBreakPoint.BreakPointHandle)) {
+          r.ReturnStatus = static_cast<int32_t>(STATUS_UNSUCCESSFUL);
+        }
+        break;
+      case DbgKdGetVersionApi: {
+        DBGKD_GET_VERSION64& v = r.u.GetVersion64;
+        v = {};
+        v.MajorVersion = 0xF;
+        v.MinorVersion = 19041;
+        v.ProtocolVersion = 6;
+        v.KdSecondaryVersion = 2;
+        v.Flags = 0x7;  // MP | DATA | PTR64
+        v.MachineType = 0x8664;
+        v.MaxPacketType = 12;
+        v.MaxStateChange = 3;
+        v.MaxManipulate = 0x34;
+        v.KernBase = kKernelBase;
+        v.PsLoadedModuleList = kPsLoadedModuleList;
+        v.DebuggerDataList = kKdDebuggerData;
+        break;
+      }
+      case DbgKdReadMachineSpecificRegister: {
+        const uint32_t msr = m.u.ReadWriteMsr.Msr;
+        uint64_t value = 0;
+        if (msr == 0x10) {
+          value = tsc_ += 12345;
+        } else if (auto it = c.msrs.find(msr); it != c.msrs.end()) {
+          value = it->second;
+        } else {
+          r.ReturnStatus = static_cast<int32_t>(STATUS_NO_SUCH_DEVICE);
+        }
+        r.u.ReadWriteMsr.DataValueLow = static_cast<uint32_t>(value);
+        r.u.ReadWriteMsr.DataValueHigh = static_cast<uint32_t>(value >> 32);
+        break;
+      }
+      case DbgKdWriteMachineSpecificRegister:
+        c.msrs[m.u.ReadWriteMsr.Msr] = static_cast<uint64_t>(m.u.ReadWriteMsr.DataValueHigh) << 32 | m.u.ReadWriteMsr.DataValueLow;
+        break;
+      case DbgKdContinueApi2:
+        if (static_cast<uint32_t>(m.u.Continue2.ContinueStatus) != 0x00010002 &&
+            static_cast<uint32_t>(m.u.Continue2.ContinueStatus) != 0x80010001) {
+          r.ReturnStatus = static_cast<int32_t>(STATUS_UNSUCCESSFUL);
+          break;
+        }
+        machine_.cpu(current_cpu_).special.KernelDr7 = m.u.Continue2.ControlSet.Dr7;
+        if (bugchecked_) {
+          reboot();  // after a bugcheck the machine writes its dump and restarts
+          return;
+        }
+        tracing_ = m.u.Continue2.ControlSet.TraceFlag != 0;
+        running_ = true;
+        return;  // no reply
+      case DbgKdSwitchProcessor:
+        report_exception(cpu, STATUS_BREAKPOINT);
+        return;  // the new processor reports instead of a reply
+      case DbgKdRebootApi:
+        reboot_requested_ = true;
+        return;
+      case DbgKdCauseBugCheckApi:
+        bugcheck();
+        return;
+      default:
+        r.ReturnStatus = static_cast<int32_t>(STATUS_UNSUCCESSFUL);
+        break;
+    }
+  }
+  std::vector<uint8_t> reply = bytes_of(r);
+  reply.insert(reply.end(), extra.begin(), extra.end());
+  if (send_data(PACKET_TYPE_KD_STATE_MANIPULATE, reply) == send_result::reset) report_pending_ = true;
+}
+
+void kd_server::run_slice() {
+  if (break_pending_) {
+    break_pending_ = false;
+    report_exception(0, STATUS_BREAKPOINT);
+    return;
+  }
+  while (!prints_.empty() && conn_fd_ >= 0) {
+    std::string text = std::move(prints_.front());
+    prints_.pop_front();
+    send_print(text);
+  }
+  for (int cpu = 0; cpu < machine_.cpu_count(); ++cpu) {
+    if (tracing_ && cpu != current_cpu_) continue;
+    if (!tracing_ && machine_.sleeping(cpu)) continue;
+    CONTEXT& ctx = machine_.cpu(cpu).context;
+    if (machine_.breakpoint_at(ctx.Rip)) {
+      report_exception(cpu, STATUS_BREAKPOINT);
+      return;
+    }
+    const step_result r = machine_.step(cpu);
+    if (r.what == step_result::kind::breakpoint) {
+      report_exception(cpu, STATUS_BREAKPOINT);
+      return;
+    }
+    if (r.what == step_result::kind::illegal) {
+      report_exception(cpu, STATUS_ILLEGAL_INSTRUCTION);
+      return;
+    }
+    if (r.what == step_result::kind::dbgprint && conn_fd_ >= 0) send_print(r.text);
+    if (tracing_) {
+      report_exception(cpu, STATUS_SINGLE_STEP);
+      return;
+    }
+    if (!running_) return;  // a RESET or reboot while printing
+  }
+}
+
+// ---- Control channel ------------------------------------------------------------------------
+
+void kd_server::handle_control_line(int fd, const std::string& line) {
+  std::istringstream in(line);
+  std::string cmd;
+  in >> cmd;
+  std::string answer;
+  char buf[256];
+  if (cmd == "state") {
+    if (running_) {
+      answer = "running";
+    } else {
+      std::snprintf(buf, sizeof(buf), "halted cpu=%d rip=0x%" PRIx64, current_cpu_, machine_.cpu(current_cpu_).context.Rip);
+      answer = buf;
+    }
+  } else if (cmd == "breakpoints") {
+    auto list = machine_.breakpoint_addresses();
+    answer = std::to_string(list.size());
+    for (uint64_t a : list) {
+      std::snprintf(buf, sizeof(buf), " 0x%" PRIx64, a);
+      answer += buf;
+    }
+  } else if (cmd == "peek" || cmd == "peekphys") {
+    uint64_t address = 0;
+    uint32_t size = 0;
+    in >> std::hex >> address >> std::dec >> size;
+    std::vector<uint8_t> bytes(std::min<uint32_t>(size, 4096));
+    const uint32_t got = cmd == "peek" ? machine_.read_virtual(0, address, bytes.data(), static_cast<uint32_t>(bytes.size()))
+                                       : machine_.read_physical(address, bytes.data(), static_cast<uint32_t>(bytes.size()));
+    answer = hex_bytes(bytes.data(), got);
+  } else if (cmd == "reg") {
+    int cpu = 0;
+    std::string name;
+    in >> cpu >> name;
+    if (cpu < 0 || cpu >= machine_.cpu_count()) {
+      answer = "error no such cpu";
+    } else {
+      const cpu_state& c = machine_.cpu(cpu);
+      uint64_t v = 0;
+      if (name == "rip") v = c.context.Rip;
+      else if (name == "rax") v = c.context.Rax;
+      else if (name == "rbx") v = c.context.Rbx;
+      else if (name == "rcx") v = c.context.Rcx;
+      else if (name == "rsp") v = c.context.Rsp;
+      else if (name == "cr3") v = c.special.Cr3;
+      else if (name == "dr7") v = c.special.KernelDr7;
+      std::snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+      answer = buf;
+    }
+  } else if (cmd == "print") {
+    std::string rest;
+    std::getline(in, rest);
+    if (!rest.empty() && rest[0] == ' ') rest.erase(0, 1);
+    prints_.push_back(rest + "\n");
+    answer = "ok";
+  } else if (cmd == "reboot") {
+    reboot_requested_ = true;
+    answer = "ok";
+  } else if (cmd == "faults") {
+    in >> options_.wire.drop >> options_.wire.corrupt >> options_.wire.delay >> options_.wire.delay_ms >> options_.wire.reorder;
+    answer = "ok";
+  } else if (cmd == "stats") {
+    std::snprintf(buf, sizeof(buf),
+                  "frames=%" PRIu64 " dropped=%" PRIu64 " corrupted=%" PRIu64 " delayed=%" PRIu64 " reordered=%" PRIu64
+                  " retransmits=%" PRIu64 " resend_requests=%" PRIu64 " bad_frames=%" PRIu64 " duplicates=%" PRIu64
+                  " requests=%" PRIu64 " reboots=%" PRIu64,
+                  stats_.frames, stats_.dropped, stats_.corrupted, stats_.delayed, stats_.reordered, stats_.retransmits,
+                  stats_.resend_requests, stats_.bad_frames, stats_.duplicates, stats_.requests, stats_.reboots);
+    answer = buf;
+  } else if (cmd == "quit") {
+    quit_ = true;
+    answer = "ok";
+  } else {
+    answer = "error unknown command '" + cmd + "'";
+  }
+  answer += "\n";
+  [[maybe_unused]] auto n = ::write(fd, answer.data(), answer.size());
+}
+
+int kd_server::run() {
+  listen_fd_ = listen_on(options_.listen);
+  if (listen_fd_ < 0) {
+    std::fprintf(stderr, "kd-sim: cannot listen on %s: %s\n", options_.listen.c_str(), std::strerror(errno));
+    return 1;
+  }
+  if (!options_.control.empty()) {
+    control_listen_fd_ = listen_on(options_.control);
+    if (control_listen_fd_ < 0) {
+      std::fprintf(stderr, "kd-sim: cannot listen on %s: %s\n", options_.control.c_str(), std::strerror(errno));
+      return 1;
+    }
+  }
+  std::printf("ready %s\n", options_.listen.c_str());
+  std::fflush(stdout);
+  while (!quit_) {
+    if (held_ && steady::now() - held_at_ > std::chrono::milliseconds(50)) {
+      auto b = std::move(*held_);
+      held_.reset();
+      if (conn_fd_ >= 0) ::send(conn_fd_, b.data(), b.size(), MSG_NOSIGNAL);
+    }
+    if (!pending_in_.empty()) {
+      frame f = std::move(pending_in_.front());
+      pending_in_.pop_front();
+      if (f.type == PACKET_TYPE_KD_STATE_MANIPULATE && !running_) handle_manipulate(f.payload);
+      continue;
+    }
+    if (reboot_requested_) {
+      reboot_requested_ = false;
+      reboot();
+      continue;
+    }
+    if (auto f = parse()) {
+      handle_idle_frame(*f);
+      continue;
+    }
+    if (!running_ && report_pending_ && conn_fd_ >= 0) {
+      send_report();
+      continue;
+    }
+    if (running_) {
+      run_slice();
+      service(1);
+    } else {
+      service(20);
+    }
+  }
+  return 0;
+}
+
+}  // namespace kdsim

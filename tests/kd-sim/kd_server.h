@@ -1,0 +1,109 @@
+// The simulated target's side of KD: KDCOM framing and packet ids as kddll does them, the
+// manipulate dispatcher of kdapi, state-change reports, DbgPrint, and fault injection on
+// everything it sends (drop, corrupt, delay, reorder). Single-threaded: one poll loop serves
+// the KD connection, the control channel and the running CPUs.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "machine.h"
+
+namespace kdsim {
+
+struct faults {
+  double drop = 0;      // probability a frame we send is lost
+  double corrupt = 0;   // probability one bit of a frame we send flips
+  double delay = 0;     // probability a frame is held back `delay_ms`
+  int delay_ms = 0;
+  double reorder = 0;   // probability a frame is sent after the next one
+};
+
+struct options {
+  std::string listen = "unix:/tmp/ntoseye-kd.sock";
+  std::string control;  // unix socket for test commands; empty: none
+  faults wire;
+  uint32_t seed = 1;
+  int cpus = 2;
+  bool start_halted = false;
+  int ack_timeout_ms = 200;
+  bool verbose = false;
+};
+
+class kd_server {
+ public:
+  explicit kd_server(options o);
+  int run();  // until "quit" on the control channel or a signal
+
+ private:
+  struct frame {
+    enum class kind { data, bad_data, control, break_in } what;
+    uint16_t type = 0;
+    uint32_t id = 0;
+    std::vector<uint8_t> payload;
+  };
+  enum class send_result { acked, reset, lost };
+
+  // I/O.
+  void service(int timeout_ms);
+  std::optional<frame> parse();
+  void write_frame(std::vector<uint8_t> bytes, bool data);
+  void send_control(uint16_t type, uint32_t id);
+  send_result send_data(uint16_t type, const std::vector<uint8_t>& payload);
+  void handle_idle_frame(frame& f);
+  void accept_connection();
+  void drop_connection();
+  void handle_control_line(int fd, const std::string& line);
+
+  // Target behaviour.
+  void reset_ids();
+  void handle_manipulate(const std::vector<uint8_t>& payload);
+  void report_exception(int cpu, uint32_t code);
+  void report_load_symbols(const std::string& path);
+  void send_report();
+  void send_print(const std::string& text);
+  void run_slice();
+  void reboot();
+  void bugcheck();
+  void log(const std::string& text) const;
+
+  options options_;
+  machine machine_;
+  std::mt19937 rng_;
+  int listen_fd_ = -1;
+  int conn_fd_ = -1;
+  int control_listen_fd_ = -1;
+  std::vector<int> control_fds_;
+  std::vector<std::string> control_buffers_;
+  std::vector<uint8_t> inbuf_;
+  std::chrono::steady_clock::time_point last_rx_{};
+  std::optional<std::vector<uint8_t>> held_;
+  std::chrono::steady_clock::time_point held_at_{};
+
+  uint32_t current_id_ = 0;
+  uint32_t remote_id_ = 0;
+  bool running_ = true;
+  bool tracing_ = false;
+  bool break_pending_ = false;
+  bool report_pending_ = false;
+  bool bugchecked_ = false;
+  bool quit_ = false;
+  bool reboot_requested_ = false;
+  int current_cpu_ = 0;
+  std::vector<uint8_t> last_report_;
+  std::deque<frame> pending_in_;
+  std::deque<std::string> prints_;
+  uint64_t tsc_ = 1000;
+
+  struct counters {
+    uint64_t frames = 0, dropped = 0, corrupted = 0, delayed = 0, reordered = 0;
+    uint64_t retransmits = 0, resend_requests = 0, bad_frames = 0, duplicates = 0, requests = 0, reboots = 0;
+  } stats_;
+};
+
+}  // namespace kdsim

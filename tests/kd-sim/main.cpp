@@ -1,0 +1,54 @@
+// kd-sim: a KDCOM target simulator for testing KD debuggers without Windows. It listens on a
+// Unix socket (as QEMU's serial chardev does) or TCP, serves an x86-64 machine through the KD
+// manipulate APIs and injects faults on request. See README.md.
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "kd_server.h"
+
+namespace {
+
+void usage() {
+  std::fprintf(stderr,
+               "usage: kd-sim [--listen unix:PATH|tcp:PORT] [--control unix:PATH] [--cpus N] [--halted]\n"
+               "              [--drop P] [--corrupt P] [--delay P --delay-ms N] [--reorder P] [--seed N]\n"
+               "              [--ack-timeout-ms N] [--verbose]\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);
+  kdsim::options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "kd-sim: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--listen") o.listen = value();
+    else if (a == "--control") o.control = value();
+    else if (a == "--cpus") o.cpus = std::max(1, std::atoi(value().c_str()));
+    else if (a == "--halted") o.start_halted = true;
+    else if (a == "--drop") o.wire.drop = std::atof(value().c_str());
+    else if (a == "--corrupt") o.wire.corrupt = std::atof(value().c_str());
+    else if (a == "--delay") o.wire.delay = std::atof(value().c_str());
+    else if (a == "--delay-ms") o.wire.delay_ms = std::atoi(value().c_str());
+    else if (a == "--reorder") o.wire.reorder = std::atof(value().c_str());
+    else if (a == "--seed") o.seed = static_cast<uint32_t>(std::strtoul(value().c_str(), nullptr, 0));
+    else if (a == "--ack-timeout-ms") o.ack_timeout_ms = std::atoi(value().c_str());
+    else if (a == "--verbose") o.verbose = true;
+    else {
+      usage();
+      return 2;
+    }
+  }
+  kdsim::kd_server server(o);
+  return server.run();
+}
