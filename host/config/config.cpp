@@ -1,7 +1,9 @@
 #include "host/config/config.hpp"
 
 #include <toolhost/sdk/strings.hpp>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -9,6 +11,8 @@
 #include <absl/status/status.h>
 #include <absl/strings/str_cat.h>
 #include <toml++/toml.h>
+
+#include <toolhost/sdk/json.hpp>
 
 namespace toolhost::config {
 namespace {
@@ -163,8 +167,10 @@ absl::Status read_server(const std::string& file, std::string_view name, const t
                        "expected a table of this plugin's settings");
       }
       std::ostringstream json;
-      json << toml::json_formatter{*pt, toml::format_flags::none};
-      out.settings[std::string(plugin.str())] = json.str();
+      json << toml::json_formatter{*pt};
+      // toml++ writes indented JSON; plugins get it compact.
+      auto doc = sdk::parse_json(json.str());
+      out.settings[std::string(plugin.str())] = doc ? sdk::to_json(*doc) : "{}";
     }
   }
   return s;

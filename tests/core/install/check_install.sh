@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The installed tree works like the build tree: `cmake --install` lays out toolhost, its plugins,
+# the SDK headers and a CMake package; a plugin built outside this repository with
+# find_package(toolhost) loads into the installed toolhost and answers a call.
+# Usage: check_install.sh BUILD_DIR EXAMPLE_SOURCE_DIR WORK_DIR
+set -euo pipefail
+build=$1 example=$2 work=$3
+rm -rf "$work"
+mkdir -p "$work/outside"
+prefix="$work/prefix"
+cmake --install "$build" --prefix "$prefix" >/dev/null
+
+# The installed default configuration finds the installed plugins.
+XDG_CONFIG_HOME="$work/xdg" "$prefix/bin/toolhost" check-config --config "$prefix/share/toolhost/toolhost.toml"
+
+# A plugin of its own, outside the repository: the example with another id and tool name.
+sed -e 's/TOOLHOST_PLUGIN("example"/TOOLHOST_PLUGIN("outside"/' -e 's/plugin.tool("count")/plugin.tool("count_outside")/' \
+    "$example/example.cpp" > "$work/outside/outside.cpp"
+cat > "$work/outside/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.20)
+project(outside CXX)
+set(CMAKE_CXX_STANDARD 20)
+find_package(toolhost 0.1 REQUIRED)
+toolhost_add_plugin(outside outside.cpp)
+CMAKE
+cmake -S "$work/outside" -B "$work/outside/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$work/outside/build" >/dev/null
+test -f "$work/outside/build/plugins/outside.so"
+
+cat > "$work/outside.toml" <<TOML
+plugin_dirs = ["$work/outside/build/plugins"]
+[servers.outside]
+plugins = ["outside"]
+TOML
+"$prefix/bin/toolhost" plugins --config "$work/outside.toml" | grep -E '^outside +1\.0\.0 +1\.0 +count_outside +example\.count +- +loaded$'
+
+reply=$(printf '%s\n' \
+  '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}' \
+  '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"count_outside","arguments":{"to":3}}}' |
+  timeout 20 "$prefix/bin/toolhost" --config "$work/outside.toml" --server outside 2>/dev/null)
+echo "$reply" | grep -q '"id":2,"result":{"content":\[{"type":"text","text":"Counted to 3."}\],"structuredContent":{"counted":3,"completed":true}}'
+echo "installed tree OK: toolhost, plugins, SDK and find_package(toolhost) all work"
+rm -rf "$work"

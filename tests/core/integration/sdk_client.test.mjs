@@ -1,0 +1,110 @@
+// The example plugin through toolhost, driven by the official MCP TypeScript SDK client:
+// listing, calling, progress, cancellation, and every permission setting.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { connect, sleep } from "./harness.mjs";
+
+test("the example tool is listed with its schema and permission-independent metadata", async () => {
+  const { client } = await connect();
+  const { tools } = await client.listTools();
+  assert.deepEqual(tools.map((t) => t.name), ["count"]);
+  assert.equal(tools[0].inputSchema.required[0], "to");
+  assert.equal(tools[0].annotations.readOnlyHint, true);
+  assert.equal(client.getServerVersion().name, "toolhost");
+  await client.close();
+});
+
+test("calling it returns text and structured content", async () => {
+  const { client } = await connect();
+  const res = await client.callTool({ name: "count", arguments: { to: 4 } });
+  assert.equal(res.isError, undefined);
+  assert.deepEqual(res.structuredContent, { counted: 4, completed: true });
+  assert.equal(res.content[0].text, "Counted to 4.");
+  await client.close();
+});
+
+test("progress notifications reach a client that asked for them", async () => {
+  const { client } = await connect();
+  const seen = [];
+  const res = await client.callTool({ name: "count", arguments: { to: 5, delay_ms: 10 } }, CallToolResultSchema, {
+    onprogress: (p) => seen.push(p),
+  });
+  assert.deepEqual(res.structuredContent, { counted: 5, completed: true });
+  assert.deepEqual(seen.map((p) => p.progress), [1, 2, 3, 4, 5]);
+  assert.ok(seen.every((p) => p.total === 5));
+  await client.close();
+});
+
+test("a cancelled call stops and sends no result", async () => {
+  const { client, received } = await connect();
+  const ac = new AbortController();
+  const progress = [];
+  const pending = client.callTool({ name: "count", arguments: { to: 1000, delay_ms: 20 } }, CallToolResultSchema, {
+    signal: ac.signal,
+    onprogress: (p) => progress.push(p.progress),
+  });
+  await sleep(200);
+  ac.abort("the test cancels");
+  await assert.rejects(pending);
+  await sleep(300);
+  const afterCancel = progress.length;
+  await sleep(400);
+  assert.equal(progress.length, afterCancel, "progress went on after the cancellation");
+  assert.ok(afterCancel > 0 && afterCancel < 1000);
+  const results = received.filter((m) => m.id !== undefined && m.result && "content" in m.result);
+  assert.equal(results.length, 0, "a result arrived for the cancelled call");
+  // The session is still usable.
+  const res = await client.callTool({ name: "count", arguments: { to: 1 } });
+  assert.deepEqual(res.structuredContent, { counted: 1, completed: true });
+  await client.close();
+});
+
+test("an ask row answered accept runs the tool", async () => {
+  let asked = null;
+  const { client, stderr } = await connect({
+    server: "example-ask",
+    capabilities: { elicitation: {} },
+    onElicit: async (req) => {
+      asked = req.params;
+      return { action: "accept", content: { approve: true } };
+    },
+  });
+  const res = await client.callTool({ name: "count", arguments: { to: 2 } });
+  assert.deepEqual(res.structuredContent, { counted: 2, completed: true });
+  assert.match(asked.message, /count/);
+  assert.match(asked.message, /Count numbers/);
+  assert.equal(asked.requestedSchema.properties.approve.type, "boolean");
+  await client.close();
+  assert.match(stderr(), /allowed count \(Count numbers, ask: accepted\)/);
+});
+
+test("an ask row answered decline refuses the call", async () => {
+  const { client, stderr } = await connect({
+    server: "example-ask",
+    capabilities: { elicitation: {} },
+    onElicit: async () => ({ action: "decline" }),
+  });
+  const res = await client.callTool({ name: "count", arguments: { to: 2 } });
+  assert.equal(res.isError, true);
+  assert.match(res.content[0].text, /The user did not allow count .*"Count numbers".*decline/);
+  await client.close();
+  assert.match(stderr(), /refused count \(Count numbers, ask: decline\)/);
+});
+
+test("an ask row with a client that cannot be asked is refused, never approved", async () => {
+  const { client } = await connect({ server: "example-ask" });
+  const res = await client.callTool({ name: "count", arguments: { to: 2 } });
+  assert.equal(res.isError, true);
+  assert.match(res.content[0].text, /cannot ask the user/);
+  assert.match(res.content[0].text, /"example\.count"/);
+  await client.close();
+});
+
+test("a never row is refused naming the row", async () => {
+  const { client } = await connect({ server: "example-never" });
+  const res = await client.callTool({ name: "count", arguments: { to: 2 } });
+  assert.equal(res.isError, true);
+  assert.match(res.content[0].text, /permission row "Count numbers" is set to Never/);
+  await client.close();
+});
