@@ -1,0 +1,53 @@
+// The wire under an MCP client: something that carries whole JSON-RPC messages both ways.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
+namespace toolhost::mcp_client {
+
+// Where the upstream server is: a command to run (stdio) or a Streamable HTTP URL.
+struct upstream_spec {
+  std::vector<std::string> command;          // program and arguments; PATH is searched
+  std::map<std::string, std::string> env;    // added to (and overriding) our own environment
+  std::string cwd;                           // empty: our own working directory
+  std::string url;                           // set instead of `command` for Streamable HTTP
+  std::map<std::string, std::string> headers;  // extra HTTP headers (e.g. Authorization)
+
+  // "`npx -y rea-agents mcp`" or the URL: how error messages name the upstream.
+  std::string describe() const;
+};
+
+// Callbacks a transport delivers on its own thread. `on_message` gets one JSON text per
+// message; `on_closed` is called exactly once, with a sentence saying why the wire closed
+// ("exited with status 1", "was killed by signal 9").
+struct transport_events {
+  std::function<void(std::string_view)> on_message;
+  std::function<void(const std::string&)> on_closed;
+};
+
+class transport {
+ public:
+  virtual ~transport() = default;
+  // Connects (starts the process). Events start flowing after this returns OK.
+  virtual absl::Status start(transport_events events) = 0;
+  // Sends one message. [any-thread]
+  virtual absl::Status send(std::string_view json) = 0;
+  // Ends the connection: closes the wire, stops the process, joins the threads. Idempotent;
+  // `on_closed` has run when it returns.
+  virtual void close() = 0;
+  // The upstream's process id, or 0 when there is none (HTTP).
+  virtual int pid() const { return 0; }
+};
+
+// A transport for `spec`: stdio when it names a command, HTTP when it names a URL.
+absl::StatusOr<std::unique_ptr<transport>> make_transport(const upstream_spec& spec);
+
+}  // namespace toolhost::mcp_client

@@ -1,0 +1,44 @@
+// The plugin's settings ([servers.NAME.settings.rea-filter]) turned into what the proxy needs.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+#include <absl/status/statusor.h>
+#include <rapidjson/document.h>
+
+#include <toolhost/mcp_client/transport.hpp>
+
+#include "filter.hpp"
+
+namespace toolhost::rea_filter {
+
+// REA's own registration: what eleven-rea runs when the settings name no upstream.
+inline constexpr const char* kReaCommand[] = {"npx", "-y", "rea-agents", "mcp"};
+// Where Eleven finds the IDA MCP plugin's JSON config.
+inline constexpr const char* kIdaConfigVariable = "REA_IDA_MCP_CONFIG";
+
+struct proxy_settings {
+  toolhost::mcp_client::upstream_spec upstream;
+  tool_filter filter;
+  std::chrono::milliseconds timeout{30 * 60 * 1000};  // one tool call, progress or not
+  std::chrono::milliseconds start_timeout{120 * 1000};
+};
+
+// What the settings parser needs from its surroundings (the host, the environment).
+struct settings_context {
+  std::string server_name;
+  std::string config_dir;         // relative paths in the settings are relative to it
+  std::string ida_config_env;     // the value of REA_IDA_MCP_CONFIG, empty when unset
+};
+
+// Parses the settings object. Errors name the setting and what is wrong with it.
+absl::StatusOr<proxy_settings> parse_settings(const rapidjson::Value& settings, const settings_context& context);
+
+// Reads an MCP client config in the usual {"mcpServers": {NAME: {command, args, env} | {url}}}
+// form and returns the server `wanted` (or the only one when `wanted` is empty).
+absl::StatusOr<toolhost::mcp_client::upstream_spec> read_mcp_servers_config(std::string_view path,
+                                                                           std::string_view wanted);
+
+}  // namespace toolhost::rea_filter
