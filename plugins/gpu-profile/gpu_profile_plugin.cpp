@@ -1,12 +1,15 @@
 // The gpu-profile plugin: the `gpu_profile` tool of the `eleven` server.
 //
-// Reads the newest GPU recording in the recordings folder (settings `recordings_dir`) and
-// reports frame time, GPU busy time, gaps and CPU-to-GPU latency, with what they suggest.
+// Reads the newest GPU recording in the recordings folder and reports frame time, GPU busy
+// time, gaps and CPU-to-GPU latency, with what they suggest. The folder is, in this order: the
+// settings' `recordings_dir`; `recordings` next to the file open in the Eleven window (asked over
+// ELEVEN_BRIDGE); $XDG_DATA_HOME/toolhost/gpu-recordings.
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
 
 #include "sdk_compat.hpp"  // <toolhost/sdk/sdk.hpp>
+#include "bridge_view.hpp"
 #include "profile_metrics.hpp"
 #include "profile_report.hpp"
 #include "recording_finder.hpp"
@@ -22,9 +25,14 @@ namespace fs = std::filesystem;
 constexpr const char* kPermission = "gpu-profile.record";
 
 struct settings {
-  fs::path recordings;
+  std::optional<fs::path> recordings;  // from the config; unset means "ask the window"
   gp::profile_options options;
 };
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
 
 fs::path expand_home(const std::string& path) {
   const char* home = std::getenv("HOME");
@@ -45,8 +53,6 @@ settings read_settings(const sdk::plugin& plugin) {
   if (auto dir = sdk::string_member(table, "recordings_dir"); dir && !dir->empty()) {
     fs::path p = expand_home(std::string(*dir));
     s.recordings = p.is_absolute() ? p : fs::path(plugin.config_dir()) / p;
-  } else {
-    s.recordings = default_recordings();
   }
   if (auto process = sdk::string_member(table, "process")) s.options.process = std::string(*process);
   if (const rapidjson::Value* hz = sdk::member(table, "refresh_hz"); hz != nullptr && hz->IsNumber() && hz->GetDouble() > 0) {
@@ -66,14 +72,24 @@ std::string iso_time(fs::file_time_type t) {
 }
 
 sdk::result gpu_profile(const settings& s, sdk::call& call) {
-  const std::optional<fs::path> recording = gp::newest_recording(s.recordings);
-  if (!recording) return sdk::result::error(gp::how_to_record(s.recordings));
+  fs::path folder = s.recordings.value_or(default_recordings());
+  gp::profile_options options = s.options;
+  if (const std::string bridge = env("ELEVEN_BRIDGE"); !s.recordings && !bridge.empty()) {
+    auto file = gp::open_file_from_bridge(bridge, env("ELEVEN_AGENT"), env("ELEVEN_CHAT"));
+    if (!file.ok()) return sdk::result::error(std::string(file.status().message()));
+    const fs::path open(*file);
+    folder = open.parent_path() / "recordings";
+    // The open app is the process to look at: "Example" for /Applications/Example.app.
+    if (options.process.empty()) options.process = open.stem().string();
+  }
+  const std::optional<fs::path> recording = gp::newest_recording(folder);
+  if (!recording) return sdk::result::error(gp::how_to_record(folder));
   call.progress(0, 2, "reading " + recording->filename().string());
   absl::StatusOr<gp::trace_model> trace = gp::read_trace(*recording);
   if (!trace.ok()) return sdk::result::error("Could not read the newest GPU recording: " + std::string(trace.status().message()));
   if (call.cancelled()) return sdk::result::error("Cancelled.");
   call.progress(1, 2, "computing");
-  const gp::profile p = gp::compute_profile(*trace, s.options);
+  const gp::profile p = gp::compute_profile(*trace, options);
   const std::vector<std::string> suggestions = gp::suggest(p);
   std::error_code ec;
   gp::recording_info info{recording->string(), ""};

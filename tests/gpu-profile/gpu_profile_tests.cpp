@@ -8,7 +8,13 @@
 #include <string>
 
 #include <sqlite3.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <thread>
+#include <unistd.h>
+#include <cstring>
 
+#include "bridge_view.hpp"
 #include "interval_union.hpp"
 #include "profile_metrics.hpp"
 #include "profile_report.hpp"
@@ -265,4 +271,63 @@ TEST_CASE("late frames are called GPU-bound or CPU-bound from the GPU time insid
   CHECK_THAT(s.at(1), Catch::Contains("GPU-bound"));
   const std::string json = gp::report_json(p, {"x.json", ""}, s);
   CHECK_THAT(json, Catch::Contains("\"missed\":1") && Catch::Contains("\"refresh_source\":\"settings\""));
+}
+
+namespace {
+
+// A one-shot window bridge: accepts one connection, reads one line, answers `reply`.
+struct fake_bridge {
+  std::string path;
+  std::string request;
+  std::thread thread;
+  int listener = -1;
+
+  fake_bridge(const fs::path& dir, std::string reply) : path((dir / "bridge.sock").string()) {
+    listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+    REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(listener, 1) == 0);
+    thread = std::thread([this, reply = std::move(reply)] {
+      const int c = ::accept(listener, nullptr, nullptr);
+      if (c < 0) return;
+      char ch;
+      while (::read(c, &ch, 1) == 1 && ch != '\n') request += ch;
+      if (!reply.empty()) (void)!::write(c, reply.data(), reply.size());
+      ::close(c);
+    });
+  }
+  // What the client sent, once the exchange is over.
+  const std::string& received() {
+    if (thread.joinable()) thread.join();
+    return request;
+  }
+  ~fake_bridge() {
+    if (thread.joinable()) thread.join();
+    ::close(listener);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the open file comes from the window's current_view over the bridge") {
+  temp_dir dir;
+  {
+    fake_bridge bridge(dir.path, R"({"id":1,"ok":true,"text":"{\"file\":\"/Apps/Example.app\",\"function\":null,\"address\":null,\"view\":null}"})" "\n");
+    auto file = gp::open_file_from_bridge(bridge.path, "Claude", "c_1");
+    REQUIRE(file.ok());
+    CHECK(*file == "/Apps/Example.app");
+    CHECK_THAT(bridge.received(), Catch::Contains("\"tool\":\"current_view\"") && Catch::Contains("\"agent\":\"Claude\""));
+  }
+  {
+    fs::create_directories(dir.path / "second");
+    fake_bridge bridge(dir.path / "second", R"({"id":1,"ok":false,"error":"No file is open in Eleven. Ask the user to open one."})" "\n");
+    auto file = gp::open_file_from_bridge(bridge.path, "", "");
+    REQUIRE_FALSE(file.ok());
+    CHECK(file.status().message() == "No file is open in Eleven. Ask the user to open one.");
+  }
+  auto gone = gp::open_file_from_bridge((dir.path / "nobody.sock").string(), "", "");
+  REQUIRE_FALSE(gone.ok());
+  CHECK_THAT(std::string(gone.status().message()), Catch::Contains("Is the window open?"));
 }

@@ -13,6 +13,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createServer } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
@@ -43,10 +44,13 @@ plugins = ["gpu-profile"]
 "gpu-profile.record" = "ask"
 [servers.gpu-ask.settings.gpu-profile]
 recordings_dir = "recordings"
+[servers.gpu-window]
+plugins = ["gpu-profile"]
 `);
 
-async function connect(server) {
-  const transport = new StdioClientTransport({ command: toolhost, args: ['--config', config, '--server', server], stderr: 'ignore' });
+async function connect(server, env = {}) {
+  const transport = new StdioClientTransport({ command: toolhost, args: ['--config', config, '--server', server],
+                                               env: { ...process.env, ...env }, stderr: 'ignore' });
   const client = new Client({ name: 'gpu-profile-test', version: '1.0.0' }, { capabilities: {} });
   await client.connect(transport);
   return client;
@@ -114,6 +118,49 @@ try {
     assert.match(text(refused), /Run the app to record a GPU trace/);
     assert.match(text(refused), pattern);
     await c.close();
+  }
+  // No recordings_dir: the folder is `recordings` next to the file open in the window, asked
+  // over the bridge (one JSON line each way, as the Eleven document describes).
+  const apps = join(work, 'apps');
+  mkdirSync(join(apps, 'recordings'), { recursive: true });
+  let openFile = join(apps, 'Example.app');
+  const seen = [];
+  const bridgePath = join(work, 'bridge.sock');
+  const bridge = createServer((socket) => {
+    let buffered = '';
+    socket.on('data', (chunk) => {
+      buffered += chunk;
+      for (let i; (i = buffered.indexOf('\n')) >= 0;) {
+        const call = JSON.parse(buffered.slice(0, i));
+        buffered = buffered.slice(i + 1);
+        seen.push(call);
+        const reply = openFile
+          ? { id: call.id, ok: true, text: JSON.stringify({ file: openFile, function: null, address: null, view: null }) }
+          : { id: call.id, ok: false, error: 'No file is open in Eleven. Ask the user to open one.' };
+        socket.write(JSON.stringify(reply) + '\n');
+      }
+    });
+  });
+  await new Promise((r) => bridge.listen(bridgePath, r));
+  try {
+    const w = await connect('gpu-window', { ELEVEN_BRIDGE: bridgePath, ELEVEN_AGENT: 'Claude', ELEVEN_CHAT: 'c_1' });
+    r = await w.callTool({ name: 'gpu_profile', arguments: {} });
+    assert.equal(r.isError, true);
+    assert.match(text(r), new RegExp(`looked in ${join(apps, 'recordings').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    copyFileSync(join(fixtures, 'metal_system_trace.xml'), join(apps, 'recordings', 'run.xml'));
+    r = await w.callTool({ name: 'gpu_profile', arguments: {} });
+    assert.notEqual(r.isError, true, text(r));
+    assert.ok(r.structuredContent.recording.path.endsWith(join('apps', 'recordings', 'run.xml')));
+    assert.equal(r.structuredContent.process.name, 'Example (812)', 'the open app names the process');
+    assert.equal(seen.at(-1).tool, 'current_view');
+    assert.equal(seen.at(-1).from.agent, 'Claude');
+    openFile = null;
+    r = await w.callTool({ name: 'gpu_profile', arguments: {} });
+    assert.equal(r.isError, true);
+    assert.match(text(r), /No file is open in Eleven/);
+    await w.close();
+  } finally {
+    bridge.close();
   }
   console.log('gpu_profile over MCP: all checks passed');
 } finally {
