@@ -1,0 +1,107 @@
+#include "kdnet_factory.h"
+
+#include <algorithm>
+#include <string>
+
+#include <toolhost/kd/debug_target_adapter.h>
+#include <toolhost/kd/target.h>
+#include <toolhost/kdnet/endpoint.hpp>
+#include <toolhost/kdnet/kd_link.hpp>
+#include <toolhost/kdnet/key.hpp>
+#include <toolhost/sdk/json.hpp>
+#include <toolhost/sdk/writer.hpp>
+
+namespace toolhost::kdnet_backend {
+namespace {
+
+namespace sdk = toolhost::sdk;
+using std::chrono::milliseconds;
+
+// Reads an optional integer option within [low, high]; false (with a message) when malformed.
+bool option(const rapidjson::Value& options, const char* name, int64_t low, int64_t high, int64_t& into,
+            std::string& error) {
+  const rapidjson::Value* v = sdk::member(options, name);
+  if (v == nullptr) return true;
+  if (!v->IsInt64() || v->GetInt64() < low || v->GetInt64() > high) {
+    error = std::string("The option \"") + name + "\" must be an integer from " + std::to_string(low) + " to " +
+            std::to_string(high) + ".";
+    return false;
+  }
+  into = v->GetInt64();
+  return true;
+}
+
+toolhost_debug_target_t* open(const toolhost_debug_target_factory_t*, const char* connect, const char* key,
+                              const char* options_json, uint32_t timeout_ms, toolhost_writer_t* error) {
+  if (key == nullptr || *key == '\0') {
+    sdk::write(error,
+               "KDNET needs the target's key: pass key:\"a.b.c.d\", the four base-36 numbers that kdnet.exe printed "
+               "or that bcdedit /dbgsettings net ... key:a.b.c.d set on the target.");
+    return nullptr;
+  }
+  auto control = kdnet::parse_key(key);
+  if (!control.ok()) {
+    sdk::write(error, std::string(control.status().message()));
+    return nullptr;
+  }
+
+  kdnet::kd_link_options link_options;
+  kd::target_options target_options;
+  target_options.attach_timeout = milliseconds(std::max<uint32_t>(timeout_ms, 1000));
+  if (options_json != nullptr && *options_json != '\0') {
+    std::string problem;
+    auto doc = sdk::parse_json(options_json, &problem);
+    if (!doc || !doc->IsObject()) {
+      sdk::write(error, "The kdnet options must be a JSON object" + (problem.empty() ? std::string(".") : ": " + problem));
+      return nullptr;
+    }
+    int64_t ack = link_options.ack_timeout.count(), retries = link_options.retries;
+    int64_t request = target_options.request_timeout.count(), attach_wait = target_options.attach_wait.count();
+    if (!option(*doc, "ack_timeout_ms", 10, 10000, ack, problem) || !option(*doc, "retries", 0, 100, retries, problem) ||
+        !option(*doc, "request_timeout_ms", 100, 60000, request, problem) ||
+        !option(*doc, "attach_wait_ms", 0, 60000, attach_wait, problem)) {
+      sdk::write(error, problem);
+      return nullptr;
+    }
+    link_options.ack_timeout = milliseconds(ack);
+    link_options.retries = static_cast<int>(retries);
+    target_options.request_timeout = milliseconds(request);
+    target_options.attach_wait = milliseconds(attach_wait);
+  }
+
+  // The target initiates: listen, then wait for its poke and answer the handshake.
+  auto wire = kdnet::endpoint::listen(connect, *control);
+  if (!wire.ok()) {
+    sdk::write(error, std::string(wire.status().message()));
+    return nullptr;
+  }
+  if (auto s = (*wire)->wait_keyed(milliseconds(timeout_ms)); !s.ok()) {
+    sdk::write(error, std::string(s.message()) + ".");
+    return nullptr;
+  }
+  auto link = std::make_unique<kdnet::kd_link>(std::move(*wire), link_options);
+  auto t = kd::target::attach(std::move(link), target_options);
+  if (!t.ok()) {
+    sdk::write(error, std::string(t.status().message()));
+    return nullptr;
+  }
+  return kd::make_debug_target(std::move(*t));
+}
+
+}  // namespace
+
+const toolhost_debug_target_factory_t& kdnet_factory() {
+  static const toolhost_debug_target_factory_t factory = {
+      sizeof(toolhost_debug_target_factory_t),
+      TOOLHOST_DEBUG_TARGET_VERSION,
+      "kdnet",
+      "Windows kernel debugging over KDNET (encrypted UDP; the target connects to us)",
+      "0.0.0.0:50000",
+      "the HOST:PORT to listen on for the target's KDNET traffic (default 0.0.0.0:50000, the port given to "
+      "kdnet.exe or bcdedit /dbgsettings net hostip:... port:...); also needs key:\"a.b.c.d\"",
+      open,
+  };
+  return factory;
+}
+
+}  // namespace toolhost::kdnet_backend
