@@ -146,12 +146,15 @@ absl::StatusOr<bridge_reply> bridge_client::call(std::string_view tool, std::str
     if (::poll(&p, 1, wait) <= 0) continue;
     const ssize_t n = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
     if (n < 0) {
-      if (errno == EAGAIN || errno == EINTR) continue;
+      const int err = errno;
+      if (err == EAGAIN || err == EINTR) continue;
       disconnect();
-      return absl::UnavailableError("The Eleven window's connection failed while answering " + name + " (" +
-                                    std::strerror(errno) + ").");
+      if (err != ECONNRESET && err != EPIPE) {
+        return absl::UnavailableError("The Eleven window's connection failed while answering " + name + " (" +
+                                      std::strerror(err) + ").");
+      }
     }
-    if (n == 0) {
+    if (n <= 0) {  // an orderly close, or a reset: the window went away
       disconnect();
       if (reply.empty()) return absl::UnavailableError("The Eleven window closed the connection before answering " + name + ".");
       return absl::DataLossError("The Eleven window closed the connection in the middle of its answer to " + name +

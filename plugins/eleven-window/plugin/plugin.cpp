@@ -51,7 +51,7 @@ absl::Status init(sdk::plugin& plugin) {
   options.timeout = std::chrono::milliseconds(*timeout);
   options.max_reply_bytes = static_cast<size_t>(*max_reply);
   if (options.socket_path.empty()) {
-    plugin.log(sdk::log_level::warning, "ELEVEN_BRIDGE is not set: every eleven tool will say no window is configured");
+    plugin.log(sdk::log_level::debug, "ELEVEN_BRIDGE is not set: every eleven tool will say no window is configured");
   }
 
   auto bridge = std::make_shared<eleven::bridge_client>(std::move(options));
