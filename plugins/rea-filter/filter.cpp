@@ -15,14 +15,23 @@ bool is_tool_name(std::string_view s) {
 // Tools that move Hopper's window rather than write to the file.
 bool moves_window(std::string_view tool) { return tool == "goto_address" || tool == "set_current_document"; }
 
+// REA's tools that write names, comments, bookmarks or code types into the analysis.
+bool writes_project(std::string_view tool) {
+  return tool == "set_address_name" || tool == "set_addresses_names" || tool == "set_comment" ||
+         tool == "set_inline_comment" || tool == "set_bookmark" || tool == "unset_bookmark" || tool == "set_code_type";
+}
+
 }  // namespace
 
 std::string use_instead_message(std::string_view tool, std::string_view instead) {
-  const std::string what = moves_window(tool)
-                               ? "it would move the analysis window behind Eleven's back"
-                               : "it would change names, comments or bookmarks behind the project's back";
-  return std::string(tool) + " is not available here: " + what + ". Use the `eleven` server's `" +
-         std::string(instead) + "` tool instead.";
+  std::string why;
+  if (moves_window(tool)) {
+    why = ": it would move the analysis window behind Eleven's back";
+  } else if (writes_project(tool)) {
+    why = ": it would change names, comments or bookmarks behind the project's back";
+  }
+  return std::string(tool) + " is not available here" + why + ". Use the `eleven` server's `" + std::string(instead) +
+         "` tool instead.";
 }
 
 tool_filter tool_filter::eleven_rea() {

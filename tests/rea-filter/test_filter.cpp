@@ -40,7 +40,7 @@ TEST_CASE("a configured denial takes a tool name or a sentence") {
   f.deny("echo", "say");
   f.deny("get-env", "Reading the environment is not allowed here.");
   f.deny("gzip", "");
-  CHECK(*f.refusal("echo") == use_instead_message("echo", "say"));
+  CHECK(*f.refusal("echo") == "echo is not available here. Use the `eleven` server's `say` tool instead.");
   CHECK(*f.refusal("get-env") == "Reading the environment is not allowed here.");
   CHECK(*f.refusal("gzip") == "gzip is turned off for this server by its configuration.");
   CHECK_FALSE(f.denies("echo2"));

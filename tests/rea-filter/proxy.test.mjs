@@ -1,0 +1,229 @@
+// rea-filter through the toolhost executable, driven by the official TypeScript SDK client.
+//
+//   node proxy.test.mjs TOOLHOST PLUGIN_DIR NODE SERVER_EVERYTHING
+//
+// Upstreams: the real @modelcontextprotocol/server-everything, and upstream.mjs (the official
+// SDK server) for what server-everything cannot show: REA's tool names, and a record of the
+// cancellations that reached it.
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync, readFileSync, readdirSync, existsSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import {
+  CallToolResultSchema, CreateMessageRequestSchema, ElicitRequestSchema,
+  LoggingMessageNotificationSchema, ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+
+const [toolhost, pluginDir, node, everything] = process.argv.slice(2);
+assert.ok(toolhost && pluginDir && node && everything, "usage: proxy.test.mjs TOOLHOST PLUGIN_DIR NODE SERVER_EVERYTHING");
+const upstream = join(dirname(fileURLToPath(import.meta.url)), "upstream.mjs");
+const work = mkdtempSync(join(tmpdir(), "rea-filter-it-"));
+const probeLog = join(work, "probe.jsonl");
+const reaLog = join(work, "rea.jsonl");
+const q = JSON.stringify;
+
+writeFileSync(join(work, "toolhost.toml"), `
+plugin_dirs = [${q(pluginDir)}]
+default_server = "everything"
+[permissions]
+"rea.read" = "allow"
+"run" = "allow"
+
+[servers.everything]
+description = "server-everything behind rea-filter"
+plugins = ["rea-filter"]
+[servers.everything.settings.rea-filter]
+command = [${q(node)}, ${q(everything)}, "stdio"]
+deny = ["get-env", "get-tiny-image"]
+use_instead = { "get-env" = "echo" }
+
+[servers.probe]
+description = "the probe upstream"
+plugins = ["rea-filter"]
+[servers.probe.settings.rea-filter]
+command = [${q(node)}, ${q(upstream)}, "probe"]
+env = { UPSTREAM_LOG = ${q(probeLog)} }
+
+[servers.eleven-rea]
+description = "REA's tool names behind the eleven-rea filter"
+plugins = ["rea-filter"]
+[servers.eleven-rea.settings.rea-filter]
+command = [${q(node)}, ${q(upstream)}, "rea"]
+env = { UPSTREAM_LOG = ${q(reaLog)} }
+`);
+
+const clients = [];
+after(async () => {
+  for (const c of clients) await c.close().catch(() => {});
+  rmSync(work, { recursive: true, force: true });
+});
+
+async function connect(server) {
+  const client = new Client({ name: "rea-filter-test", version: "1.0.0" },
+                            { capabilities: { elicitation: { form: {} }, sampling: {} } });
+  client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { name: "Ada Lovelace" } }));
+  client.setRequestHandler(CreateMessageRequestSchema, async () => ({
+    model: "test-model", role: "assistant", content: { type: "text", text: "sampled by the test client" } }));
+  const transport = new StdioClientTransport({ command: toolhost, args: ["--config", join(work, "toolhost.toml"), "--server", server], stderr: "pipe" });
+  await client.connect(transport);
+  clients.push(client);
+  return { client, transport };
+}
+
+async function toolNames(client) {
+  const names = [];
+  let cursor;
+  do {
+    const page = await client.listTools(cursor ? { cursor } : {});
+    names.push(...page.tools.map((t) => t.name));
+    cursor = page.nextCursor;
+  } while (cursor);
+  return names;
+}
+
+const textOf = (result) => result.content.map((c) => c.text ?? "").join("\n");
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+async function until(what, check, ms = 15000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await sleep(50);
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+const recorded = (file) => existsSync(file) ? readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+
+// The upstream processes toolhost started: its children (toolhost itself runs no other).
+function childrenOf(pid) {
+  const out = [];
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    const text = readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim();
+    if (text) out.push(...text.split(/\s+/).map(Number));
+  }
+  return out;
+}
+
+test("server-everything's tools appear through the proxy, except the denied ones", async () => {
+  const { client } = await connect("everything");
+  const names = await toolNames(client);
+  for (const name of ["echo", "get-sum", "trigger-long-running-operation", "trigger-elicitation-request", "trigger-sampling-request"]) {
+    assert.ok(names.includes(name), `${name} is listed`);
+  }
+  assert.ok(!names.includes("get-env"), "get-env is hidden");
+  assert.ok(!names.includes("get-tiny-image"), "get-tiny-image is hidden");
+  const echo = (await client.listTools()).tools.find((t) => t.name === "echo");
+  assert.equal(echo.description, "Echoes back the input string");
+  const result = await client.callTool({ name: "echo", arguments: { message: "through the proxy" } });
+  assert.equal(textOf(result), "Echo: through the proxy");
+});
+
+test("a denied tool's call returns the configured use-instead message", async () => {
+  const { client } = await connect("everything");
+  const result = await client.callTool({ name: "get-env", arguments: {} });
+  assert.equal(result.isError, true);
+  assert.equal(textOf(result), "get-env is not available here. Use the `eleven` server's `echo` tool instead.");
+  const plain = await client.callTool({ name: "get-tiny-image", arguments: {} });
+  assert.equal(plain.isError, true);
+  assert.equal(textOf(plain), "get-tiny-image is turned off for this server by its configuration.");
+});
+
+test("the long-running operation's progress reaches the client", async () => {
+  const { client } = await connect("everything");
+  const seen = [];
+  const result = await client.callTool({ name: "trigger-long-running-operation", arguments: { duration: 1, steps: 4 } },
+                                       CallToolResultSchema, { onprogress: (p) => seen.push(p) });
+  assert.match(textOf(result), /Steps: 4/);
+  assert.deepEqual(seen.map((p) => [p.progress, p.total]), [[1, 4], [2, 4], [3, 4], [4, 4]]);
+});
+
+test("elicitation and sampling requests from the upstream reach the client and the answers go back", async () => {
+  const { client } = await connect("everything");
+  const asked = await client.callTool({ name: "trigger-elicitation-request", arguments: {} });
+  assert.match(textOf(asked), /Ada Lovelace/);
+  const sampled = await client.callTool({ name: "trigger-sampling-request", arguments: { prompt: "hello" } });
+  assert.match(textOf(sampled), /sampled by the test client/);
+});
+
+test("killing the upstream mid-call yields an error and the next call works", async () => {
+  const { client, transport } = await connect("everything");
+  await client.callTool({ name: "echo", arguments: { message: "warm up" } });
+  const [upstreamPid] = childrenOf(transport.pid);
+  assert.ok(upstreamPid > 0, "toolhost started the upstream");
+  const call = client.callTool({ name: "trigger-long-running-operation", arguments: { duration: 20, steps: 20 } },
+                               CallToolResultSchema, { onprogress: () => {}, timeout: 60000 });
+  await sleep(1500);
+  process.kill(upstreamPid, "SIGKILL");
+  const result = await call;
+  assert.equal(result.isError, true);
+  assert.match(textOf(result), /trigger-long-running-operation failed because the upstream .* was killed by signal 9/);
+  assert.match(textOf(result), /starts again on the next call/);
+  const again = await client.callTool({ name: "echo", arguments: { message: "back again" } });
+  assert.equal(textOf(again), "Echo: back again");
+  assert.notEqual(childrenOf(transport.pid)[0], upstreamPid);
+});
+
+test("cancelling mid-call reaches the upstream", async () => {
+  const { client } = await connect("probe");
+  const controller = new AbortController();
+  const call = client.callTool({ name: "wait_for_cancel", arguments: { ms: 30000 } }, CallToolResultSchema,
+                               { signal: controller.signal, timeout: 60000 });
+  await until("the call to reach the upstream", () => recorded(probeLog).some((e) => e.call === "wait_for_cancel"));
+  controller.abort("stop it");
+  await assert.rejects(call);
+  await until("the upstream to record the cancellation", () => recorded(probeLog).some((e) => "cancelled" in e));
+  const entry = recorded(probeLog).find((e) => "cancelled" in e);
+  assert.equal(entry.reason, "The client cancelled the call.");
+});
+
+test("a tool list change is re-filtered and passed on, and upstream log messages arrive", async () => {
+  const { client } = await connect("probe");
+  let changes = 0;
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => { changes += 1; });
+  const logs = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
+  await client.setLoggingLevel("debug");
+  assert.ok(!(await toolNames(client)).includes("added_1"));
+  const before = changes;
+  const added = await client.callTool({ name: "add_tool", arguments: {} });
+  assert.equal(textOf(added), "added_1");
+  await until("notifications/tools/list_changed", () => changes > before);
+  assert.ok((await toolNames(client)).includes("added_1"));
+  const ran = await client.callTool({ name: "added_1", arguments: {} });
+  assert.equal(textOf(ran), "added_1 ran");
+
+  await client.callTool({ name: "log", arguments: { text: "mind the gap" } });
+  await until("the upstream's log message", () => logs.some((l) => l.data === "mind the gap"));
+  assert.equal(logs.find((l) => l.data === "mind the gap").level, "warning");
+});
+
+test("eleven-rea hides REA's writes and answers each with the eleven tool to use", async () => {
+  const { client } = await connect("eleven-rea");
+  const names = await toolNames(client);
+  const table = {
+    set_address_name: "rename_function", set_addresses_names: "rename_function",
+    set_comment: "add_comment", set_inline_comment: "add_comment",
+    set_bookmark: "bookmark", unset_bookmark: "bookmark",
+    goto_address: "open_function", set_current_document: "open_function",
+    set_code_type: "set_code_type",
+  };
+  for (const name of Object.keys(table)) assert.ok(!names.includes(name), `${name} is hidden`);
+  for (const name of ["list_procedures", "procedure_pseudo_code", "read_bytes", "xrefs", "binary_overview", "open_binary", "close_binary"]) {
+    assert.ok(names.includes(name), `${name} passes`);
+  }
+  const window = "it would move the analysis window behind Eleven's back";
+  const project = "it would change names, comments or bookmarks behind the project's back";
+  for (const [name, instead] of Object.entries(table)) {
+    const result = await client.callTool({ name, arguments: { address: "0x100003f2c" } });
+    assert.equal(result.isError, true, name);
+    const why = instead === "open_function" ? window : project;
+    assert.equal(textOf(result), `${name} is not available here: ${why}. Use the \`eleven\` server's \`${instead}\` tool instead.`);
+  }
+  const info = await client.callTool({ name: "procedure_info", arguments: { procedure: "main" } });
+  assert.match(textOf(info), /"evidence_uri":"rea:\/\/evidence\/ev_0+"/);
+  const reached = recorded(reaLog).map((e) => e.call);
+  assert.deepEqual(reached, ["procedure_info"], "no denied call reached REA");
+});
