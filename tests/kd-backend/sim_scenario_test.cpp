@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cinttypes>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -22,6 +23,12 @@ using toolhost::sdk::string_writer;
 
 constexpr uint64_t kKernelBase = 0xFFFFF80000000000ull;
 constexpr uint64_t kSayHello = kKernelBase + 0x1100;  // the simulator's DbgPrint caller
+
+// KD_TEST_SEED picks another fault pattern for the lossy runs (to reproduce or to stress).
+std::string seed(const char* fallback) {
+  const char* env = std::getenv("KD_TEST_SEED");
+  return env != nullptr && *env != '\0' ? env : fallback;
+}
 
 std::string hex(uint64_t v) {
   char b[32];
@@ -266,7 +273,7 @@ TEST_CASE("kd backend: the same scenario with 10% of packets dropped and 5% corr
     kdtest::sim_process sim;
     clean = scenario(sim, nullptr);
   }
-  kdtest::sim_process lossy({"--drop", "0.10", "--corrupt", "0.05", "--seed", "7"});
+  kdtest::sim_process lossy({"--drop", "0.10", "--corrupt", "0.05", "--seed", seed("7")});
   const auto faulty = scenario(lossy, R"({"ack_timeout_ms":150})");
   CHECK(faulty == clean);
   const std::string stats = lossy.control("stats");
@@ -303,7 +310,7 @@ TEST_CASE("kd backend: a reboot while running is reported and the session goes o
 }
 
 TEST_CASE("kd backend: .reboot and .crash through the extension hook, on a lossy wire") {
-  kdtest::sim_process sim({"--drop", "0.10", "--corrupt", "0.05", "--seed", "3"});
+  kdtest::sim_process sim({"--drop", "0.10", "--corrupt", "0.05", "--seed", seed("3")});
   session s(sim.socket_path(), R"({"ack_timeout_ms":150})");
   s.wait();
   s.ext("reboot", "{}");
