@@ -131,6 +131,29 @@ test("a denied tool's call returns the configured use-instead message", async ()
   assert.equal(textOf(plain), "get-tiny-image is turned off for this server by its configuration.");
 });
 
+test("resources, templates, prompts and completions pass through with the upstream's own descriptions", async () => {
+  const { client } = await connect("everything");
+  const resources = (await client.listResources()).resources;
+  assert.ok(resources.length > 0, "server-everything lists resources");
+  const first = resources[0];
+  const read = await client.readResource({ uri: first.uri });
+  assert.equal(read.contents[0].uri, first.uri);
+  const templates = (await client.listResourceTemplates()).resourceTemplates;
+  const dynamicText = templates.find((t) => t.uriTemplate.startsWith("demo://resource/dynamic/text/"));
+  assert.ok(dynamicText, "the dynamic text template is listed");
+  const viaTemplate = await client.readResource({ uri: "demo://resource/dynamic/text/7" });
+  assert.equal(viaTemplate.contents[0].uri, "demo://resource/dynamic/text/7");
+
+  const prompts = (await client.listPrompts()).prompts;
+  const args = prompts.find((p) => p.name === "args-prompt");
+  assert.equal(args.description, "A prompt with two arguments, one required and one optional");
+  const rendered = await client.getPrompt({ name: "args-prompt", arguments: { city: "Lyon", state: "Rhone" } });
+  assert.equal(rendered.messages[0].content.text, "What's weather in Lyon, Rhone?");
+  const done = await client.complete({ ref: { type: "ref/prompt", name: "completable-prompt" },
+                                       argument: { name: "department", value: "S" } });
+  assert.deepEqual(done.completion.values, ["Sales", "Support"]);
+});
+
 test("the long-running operation's progress reaches the client", async () => {
   const { client } = await connect("everything");
   const seen = [];
