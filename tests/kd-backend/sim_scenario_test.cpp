@@ -346,3 +346,13 @@ TEST_CASE("kd backend: open explains what is wrong") {
                                                    nullptr, R"({"retries":-1})", 200, bad_options.raw()) == nullptr);
   CHECK(bad_options.text().find("\"retries\"") != std::string::npos);
 }
+
+TEST_CASE("kd backend: the scenario survives delayed and reordered packets") {
+  kdtest::sim_process sim({"--delay", "0.05", "--delay-ms", "400", "--reorder", "0.05", "--seed", seed("5")});
+  const auto results = scenario(sim, R"({"ack_timeout_ms":150})");
+  CHECK(results.size() == 7);
+  const std::string stats = sim.control("stats");
+  INFO(stats);
+  CHECK(stats.find(" delayed=0 ") == std::string::npos);
+  CHECK(stats.find(" reordered=0 ") == std::string::npos);
+}
