@@ -13,6 +13,8 @@ std::string usage() {
 
 Usage:
   toolhost [--server NAME] [OPTIONS]   serve one server over MCP stdio (what MCP clients spawn)
+  toolhost [--server NAME] --http HOST:PORT [OPTIONS]
+                                       serve over MCP Streamable HTTP (see --http below)
   toolhost plugins [OPTIONS]           list the plugins found, what each registers, and any load problem
   toolhost check-config [OPTIONS]      validate the configuration and start every enabled server's plugins
   toolhost --help | --version
@@ -25,6 +27,12 @@ Options:
   --server NAME      the server to serve (default: the config's default_server); with `plugins`,
                      list only that server's plugins
   --log-level LEVEL  debug, info, warning or error: what toolhost writes to stderr (default info)
+  --http HOST:PORT   serve MCP Streamable HTTP instead of stdio: the --server at /mcp, or without
+                     --server every enabled server at /NAME/mcp (port 0 picks a free port)
+  --unsafe-http      allow --http on an address other than loopback (127.0.0.1, [::1]); anyone
+                     who can reach it can call the tools, so set a token too
+  --token TOKEN      HTTP clients must send "Authorization: Bearer TOKEN" (also TOOLHOST_TOKEN,
+                     or token in the config's [http] table)
 
 stdout carries only MCP messages; everything else goes to stderr. toolhost exits when stdin
 closes, when its parent dies, or on SIGTERM.
@@ -79,6 +87,17 @@ absl::StatusOr<options> parse(int argc, char** argv) {
       auto v = take();
       if (!v.ok()) return v.status();
       o.server = *v;
+    } else if (flag == "--http") {
+      auto v = take();
+      if (!v.ok()) return v.status();
+      o.http = *v;
+    } else if (flag == "--unsafe-http") {
+      o.unsafe_http = true;
+    } else if (flag == "--token") {
+      auto v = take();
+      if (!v.ok()) return v.status();
+      if (v->empty()) return absl::InvalidArgumentError("--token needs a non-empty value");
+      o.token = *v;
     } else if (flag == "--log-level") {
       auto v = take();
       if (!v.ok()) return v.status();

@@ -17,6 +17,9 @@ struct options {
   std::vector<std::string> plugin_dirs;   // --plugins DIR (repeatable)
   std::string server;                     // --server NAME
   std::optional<std::string> log_level;   // --log-level LEVEL
+  std::string http;                       // --http HOST:PORT: serve Streamable HTTP instead of stdio
+  bool unsafe_http = false;               // --unsafe-http: allow a non-loopback --http address
+  std::optional<std::string> token;       // --token TOKEN: bearer token HTTP clients must send
 };
 
 absl::StatusOr<options> parse(int argc, char** argv);

@@ -22,6 +22,7 @@
 #include "host/log.hpp"
 #include "host/mcp/server.hpp"
 #include "host/plugins/loader.hpp"
+#include "host/transport/http_server.hpp"
 #include "host/transport/stdio.hpp"
 
 namespace toolhost::commands {
@@ -88,6 +89,58 @@ void watch_parent() {
   if (getppid() != parent) g_stop = true;  // it died before the prctl took effect
 }
 
+// `--http`: the named server at /mcp, or every enabled server at /NAME/mcp.
+int serve_http(const cli::options& o, const config::config& cfg) {
+  auto bind = transport::http::parse_bind(o.http, o.unsafe_http);
+  if (!bind.ok()) {
+    log::error("main", view(bind.status().message()));
+    return 2;
+  }
+  transport::http::options opts;
+  opts.bind = *bind;
+  const char* env_token = std::getenv("TOOLHOST_TOKEN");
+  opts.token = o.token ? *o.token : (env_token != nullptr && *env_token != '\0') ? env_token : cfg.http.token;
+  opts.allowed_origins = cfg.http.allowed_origins;
+  opts.max_body_bytes = cfg.http.max_body_bytes;
+
+  plugins::loader loader(cfg.plugin_dirs);
+  std::vector<std::pair<std::string, const config::server*>> chosen;  // path, server
+  config::server implicit;
+  if (cfg.servers.empty()) {
+    implicit = all_plugins_server(loader, o.server.empty() ? "default" : o.server);
+    chosen.emplace_back("/mcp", &implicit);
+  } else if (!o.server.empty()) {
+    const config::server* s = cfg.find_server(o.server);
+    if (s == nullptr || !s->enabled) {
+      log::error("main", s == nullptr ? cat("no server named '", o.server, "' in ", cfg.path.empty() ? "the config" : cfg.path)
+                                      : cat("server '", o.server, "' is disabled (enabled = false at ", s->source, ")"));
+      return 2;
+    }
+    chosen.emplace_back("/mcp", s);
+  } else {
+    for (const auto& s : cfg.servers) {
+      if (s.enabled) chosen.emplace_back(cat("/", s.name, "/mcp"), &s);
+    }
+    if (chosen.empty()) {
+      log::error("main", "no enabled server in the config; enable one or pass --server NAME");
+      return 2;
+    }
+  }
+  std::vector<std::unique_ptr<mcp::server>> servers;
+  std::vector<transport::http::endpoint> endpoints;
+  for (const auto& [path, settings] : chosen) {
+    servers.push_back(std::make_unique<mcp::server>(cfg, *settings, loader));
+    servers.back()->start_loading();
+    endpoints.push_back({path, servers.back().get()});
+  }
+  const int code = transport::http::serve(opts, endpoints, [] { return g_stop.load(); });
+  for (auto& srv : servers) {
+    if (srv->workers().wait_idle(2000)) srv->shutdown();
+  }
+  std::fflush(nullptr);
+  std::_Exit(code);
+}
+
 }  // namespace
 
 int serve(const cli::options& o) {
@@ -98,9 +151,10 @@ int serve(const cli::options& o) {
     return 1;
   }
   watch_signals();
-  watch_parent();
+  if (o.http.empty()) watch_parent();  // an HTTP server may outlive the shell that started it
   auto cfg = load_config(o);
   if (!cfg) return 2;
+  if (!o.http.empty()) return serve_http(o, *cfg);
 
   plugins::loader loader(cfg->plugin_dirs);
   std::string name = o.server.empty() ? cfg->default_server : o.server;

@@ -1,0 +1,48 @@
+// The checks every Streamable HTTP request passes before it reaches a session: where the server
+// may listen, which Host and Origin headers are acceptable (DNS-rebinding protection), and the
+// optional bearer token.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <absl/status/statusor.h>
+
+namespace toolhost::transport::http {
+
+// HOST:PORT as given on the command line; [v6]:PORT for IPv6.
+struct bind_address {
+  std::string host;  // as written, without brackets
+  unsigned short port = 0;
+  bool loopback = false;
+};
+
+// Parses and resolves `text`; a non-loopback address is refused unless `allow_unsafe`, with a
+// message that says why and what to do.
+absl::StatusOr<bind_address> parse_bind(std::string_view text, bool allow_unsafe);
+
+class request_guard {
+ public:
+  // `token` empty: no token required. `open_host`: any Host header is accepted (the server
+  // listens on a non-loopback address on purpose).
+  request_guard(std::string token, std::vector<std::string> allowed_origins, bool open_host);
+
+  // The Host header names this machine's loopback interface (any port), or open_host.
+  bool host_allowed(std::string_view host) const;
+  // No Origin (not a browser), a loopback origin, or one the config allows.
+  bool origin_allowed(std::string_view origin) const;
+  // The Authorization header carries the token (compared in constant time).
+  bool authorized(std::string_view authorization) const;
+  bool needs_token() const { return !token_digest_.empty(); }
+
+ private:
+  std::string token_digest_;  // SHA-256 of the token, empty when none is required
+  std::vector<std::string> allowed_origins_;
+  bool open_host_;
+};
+
+// True for localhost, 127.0.0.0/8 and ::1 (a host name without port or brackets).
+bool is_loopback_name(std::string_view host);
+
+}  // namespace toolhost::transport::http

@@ -1,0 +1,233 @@
+#include "host/transport/http_session.hpp"
+
+#include <toolhost/sdk/strings.hpp>
+
+#include <stdexcept>
+#include <thread>
+
+#include <openssl/rand.h>
+
+#include "host/mcp/jsonrpc.hpp"
+
+namespace toolhost::transport::http {
+namespace {
+
+// Finished POST streams kept for Last-Event-ID replay, and standalone events kept.
+constexpr size_t kKeptStreams = 32;
+constexpr size_t kStandaloneKeep = 1024;
+
+// Messages the MCP session sends synchronously while handle() runs on this thread and that name
+// no request (parse errors, invalid messages): they are the answer to that very POST.
+struct capture {
+  const http_session* owner = nullptr;
+  std::vector<std::string> messages;
+};
+thread_local capture* t_capture = nullptr;
+
+}  // namespace
+
+std::string random_session_id() {
+  unsigned char bytes[16];
+  if (RAND_bytes(bytes, sizeof bytes) != 1) throw std::runtime_error("RAND_bytes failed");
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(32);
+  for (unsigned char b : bytes) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
+http_session::http_session(std::string id)
+    : id_(std::move(id)), standalone_(std::make_shared<stream>(0, kStandaloneKeep)),
+      last_used_(std::chrono::steady_clock::now()) {}
+
+std::shared_ptr<http_session> http_session::create(mcp::server& srv, std::string id) {
+  std::shared_ptr<http_session> s(new http_session(std::move(id)));
+  std::weak_ptr<http_session> weak = s;
+  s->mcp_ = mcp::session::create(srv, [weak](mcp::outgoing m) {
+    if (auto self = weak.lock()) self->deliver(std::move(m));
+  });
+  return s;
+}
+
+http_session::~http_session() = default;
+
+void http_session::touch() {
+  std::lock_guard lock(mutex_);
+  last_used_ = std::chrono::steady_clock::now();
+}
+
+std::chrono::steady_clock::time_point http_session::last_used() const {
+  std::lock_guard lock(mutex_);
+  return last_used_;
+}
+
+void http_session::deliver(mcp::outgoing m) {
+  if (m.related_request.empty()) {
+    if (t_capture != nullptr && t_capture->owner == this) {
+      t_capture->messages.push_back(std::move(m.json));
+      return;
+    }
+    if (!m.json.empty()) standalone_->push(std::move(m.json), false);
+    return;
+  }
+  std::shared_ptr<stream> target;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = routes_.find(m.related_request);
+    if (it == routes_.end()) {
+      if (!closed_) unrouted_[m.related_request].push_back(std::move(m));
+      return;
+    }
+    target = it->second;
+    if (m.final) routes_.erase(it);
+  }
+  // A stream carries one request, so the end of the request is the end of the stream.
+  if (m.json.empty()) {
+    target->end();
+  } else {
+    target->push(std::move(m.json), m.final);
+  }
+  if (m.final) retire(target);
+}
+
+void http_session::retire(const std::shared_ptr<stream>& s) {
+  std::lock_guard lock(mutex_);
+  finished_.push_back(s->index());
+  while (finished_.size() > kKeptStreams) {
+    streams_.erase(finished_.front());
+    finished_.pop_front();
+  }
+}
+
+http_session::post_result http_session::post(std::string_view body) {
+  post_result out;
+  touch();
+  capture c;
+  c.owner = this;
+  t_capture = &c;
+  const mcp::handled h = mcp_->handle(body);
+  t_capture = nullptr;
+  if (h.parse_error || h.requests.empty()) {
+    if (!c.messages.empty()) {
+      out.status = 400;
+      out.body = std::move(c.messages.front());
+    } else {
+      out.status = 202;
+    }
+    return out;
+  }
+  std::shared_ptr<stream> s;
+  {
+    // Routes and the messages that arrived before them go in under one lock, so that nothing
+    // sent later can overtake them.
+    std::lock_guard lock(mutex_);
+    s = std::make_shared<stream>(next_stream_++, SIZE_MAX);
+    streams_[s->index()] = s;
+    bool finished = false;
+    for (const auto& id : h.requests) {
+      routes_[id] = s;
+      auto it = unrouted_.find(id);
+      if (it == unrouted_.end()) continue;
+      for (auto& m : it->second) {
+        if (m.json.empty()) {
+          s->end();
+        } else {
+          s->push(std::move(m.json), m.final);
+        }
+        if (m.final) {
+          routes_.erase(id);
+          finished = true;
+        }
+      }
+      unrouted_.erase(it);
+    }
+    if (finished) {
+      finished_.push_back(s->index());
+      while (finished_.size() > kKeptStreams) {
+        streams_.erase(finished_.front());
+        finished_.pop_front();
+      }
+    }
+  }
+  out.stream = std::move(s);
+  out.initialize = h.is_initialize;
+  return out;
+}
+
+std::shared_ptr<stream> http_session::find_stream(int index) {
+  if (index == 0) return standalone_;
+  std::lock_guard lock(mutex_);
+  auto it = streams_.find(index);
+  return it == streams_.end() ? nullptr : it->second;
+}
+
+void http_session::close(int grace_ms) {
+  std::vector<std::shared_ptr<stream>> streams;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) return;
+    closed_ = true;
+    for (auto& [index, s] : streams_) streams.push_back(s);
+    routes_.clear();
+    unrouted_.clear();
+  }
+  mcp_->close(grace_ms);
+  for (auto& s : streams) s->end();
+  standalone_->end();
+}
+
+// ---- Registry -------------------------------------------------------------------------------
+
+std::shared_ptr<http_session> session_registry::make(mcp::server& srv) {
+  return http_session::create(srv, random_session_id());
+}
+
+bool session_registry::add(const std::shared_ptr<http_session>& s) {
+  std::lock_guard lock(mutex_);
+  if (sessions_.size() >= max_) return false;
+  sessions_.emplace(s->id(), s);
+  return true;
+}
+
+std::shared_ptr<http_session> session_registry::find(std::string_view id) {
+  std::lock_guard lock(mutex_);
+  auto it = sessions_.find(id);
+  return it == sessions_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<http_session> session_registry::remove(std::string_view id) {
+  std::lock_guard lock(mutex_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return nullptr;
+  auto s = it->second;
+  sessions_.erase(it);
+  return s;
+}
+
+std::vector<std::shared_ptr<http_session>> session_registry::expire(std::chrono::steady_clock::duration idle) {
+  const auto cutoff = std::chrono::steady_clock::now() - idle;
+  std::vector<std::shared_ptr<http_session>> out;
+  std::lock_guard lock(mutex_);
+  for (auto it = sessions_.begin(); it != sessions_.end();) {
+    if (it->second->last_used() < cutoff) {
+      out.push_back(it->second);
+      it = sessions_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return out;
+}
+
+std::vector<std::shared_ptr<http_session>> session_registry::take_all() {
+  std::lock_guard lock(mutex_);
+  std::vector<std::shared_ptr<http_session>> out;
+  for (auto& [id, s] : sessions_) out.push_back(s);
+  sessions_.clear();
+  return out;
+}
+
+}  // namespace toolhost::transport::http

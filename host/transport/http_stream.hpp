@@ -1,0 +1,67 @@
+// One SSE stream of a Streamable HTTP session: the messages that belong to one POST's request,
+// or the session's standalone stream (GET) for everything unrelated to a request. Every event
+// gets an id "<stream>-<sequence>", so a client that lost the connection can come back with
+// GET and Last-Event-ID and receive what it missed.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace toolhost::transport::http {
+
+class stream {
+ public:
+  struct event {
+    uint64_t seq = 0;
+    std::string data;  // one JSON-RPC message
+  };
+  // What a connection takes from the stream in one go.
+  struct slice {
+    std::vector<event> events;
+    bool ended = false;  // nothing more will come after these
+  };
+
+  // `keep` bounds how many sent events stay for replay (the standalone stream lives long).
+  stream(int index, size_t keep);
+
+  int index() const { return index_; }
+  std::string event_id(uint64_t seq) const { return std::to_string(index_) + "-" + std::to_string(seq); }
+
+  // [any thread] Adds a message; `last` ends the stream (the response to a POST's request).
+  void push(std::string json, bool last);
+  // [any thread] Ends the stream without another message (a cancelled request, a closed session).
+  void end();
+  bool ended() const;
+
+  // Events after sequence number `after`, oldest first.
+  slice take(uint64_t after) const;
+
+  // The connection that carries the stream now: `wake` runs (on any thread) whenever there is
+  // something new. A later attach replaces an earlier one; returns the attachment's number.
+  uint64_t attach(std::function<void()> wake);
+  // Drops attachment `generation` if it is still the current one.
+  void detach(uint64_t generation);
+  bool is_current(uint64_t generation) const;
+
+  // The newest sequence number some connection has written out; a GET without Last-Event-ID
+  // starts after it.
+  void mark_delivered(uint64_t seq);
+  uint64_t delivered() const;
+
+ private:
+  const int index_;
+  const size_t keep_;
+  mutable std::mutex mutex_;
+  std::deque<event> events_;
+  uint64_t next_seq_ = 1;
+  bool ended_ = false;
+  std::function<void()> wake_;
+  uint64_t generation_ = 0;
+  uint64_t delivered_ = 0;
+};
+
+}  // namespace toolhost::transport::http

@@ -1,0 +1,391 @@
+// The `conformance` plugin: the fixtures the official MCP conformance suite
+// (@modelcontextprotocol/conformance) calls by name — test_* tools, test:// resources and a
+// template, test_* prompts with completion, logging, progress, sampling and elicitation — so
+// that the suite can check toolhost's whole MCP surface. Built for tests; the default config
+// does not serve it.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <toolhost/sdk/sdk.hpp>
+
+#include "media.hpp"
+
+namespace {
+
+namespace sdk = toolhost::sdk;
+using sdk::quote;
+
+constexpr const char* kKind = "conformance.fixtures";
+constexpr const char* kNoArgs = R"({"type":"object","properties":{},"additionalProperties":false})";
+
+// Sleeps `ms`, or less when the call is cancelled.
+void pause(sdk::call& call, int ms) {
+  for (int waited = 0; waited < ms && !call.cancelled(); waited += 10) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+std::string text_block(std::string_view text) { return std::string(R"({"type":"text","text":)") + quote(text) + "}"; }
+
+std::string prompt_message(std::string_view content_json) {
+  return std::string(R"({"role":"user","content":)") + std::string(content_json) + "}";
+}
+
+absl::Status register_tools(sdk::plugin& p) {
+  auto tool = [&p](const char* name, const char* description) {
+    return std::move(p.tool(name).description(description).input_schema(kNoArgs).permission(kKind).concurrent());
+  };
+  absl::Status s = tool("test_simple_text", "Returns a fixed text.").handler([](const sdk::args&, sdk::call&) {
+    return sdk::result::text("This is a simple text response for testing.");
+  });
+  if (s.ok()) {
+    s = tool("test_image_content", "Returns a 1x1 PNG image.").handler([](const sdk::args&, sdk::call&) {
+      return sdk::result().add_image(conformance::red_pixel_png(), "image/png");
+    });
+  }
+  if (s.ok()) {
+    s = tool("test_audio_content", "Returns a short WAV tone.").handler([](const sdk::args&, sdk::call&) {
+      return sdk::result().add_audio(conformance::tone_wav(), "audio/wav");
+    });
+  }
+  if (s.ok()) {
+    s = tool("test_embedded_resource", "Returns an embedded text resource.").handler([](const sdk::args&, sdk::call&) {
+      return sdk::result().add_content(
+          R"({"type":"resource","resource":{"uri":"test://embedded-resource","mimeType":"text/plain","text":"This is an embedded resource content."}})");
+    });
+  }
+  if (s.ok()) {
+    s = tool("test_multiple_content_types", "Returns text, an image and an embedded resource.")
+            .handler([](const sdk::args&, sdk::call&) {
+              return sdk::result()
+                  .add_text("Multiple content types test:")
+                  .add_image(conformance::red_pixel_png(), "image/png")
+                  .add_content(std::string(R"({"type":"resource","resource":{"uri":"test://mixed-content-resource",)") +
+                               R"("mimeType":"application/json","text":)" + quote(R"({"test":"data","value":123})") +
+                               "}}");
+            });
+  }
+  if (s.ok()) {
+    s = tool("test_tool_with_logging", "Sends three info log messages about 50 ms apart.")
+            .handler([](const sdk::args&, sdk::call& call) {
+              call.log(sdk::log_level::info, "Tool execution started");
+              pause(call, 50);
+              call.log(sdk::log_level::info, "Tool processing data");
+              pause(call, 50);
+              call.log(sdk::log_level::info, "Tool execution completed");
+              return sdk::result::text("Logging test completed: sent 3 log messages.");
+            });
+  }
+  if (s.ok()) {
+    s = tool("test_tool_with_progress", "Reports progress 0, 50 and 100 of 100, about 50 ms apart.")
+            .handler([](const sdk::args&, sdk::call& call) {
+              call.progress(0, 100);
+              pause(call, 50);
+              call.progress(50, 100);
+              pause(call, 50);
+              call.progress(100, 100);
+              return sdk::result::text("Progress test completed.");
+            });
+  }
+  if (s.ok()) {
+    s = tool("test_error_handling", "Always fails with a tool error.").handler([](const sdk::args&, sdk::call&) {
+      return sdk::result::error("This tool intentionally returns an error for testing");
+    });
+  }
+  if (s.ok()) {
+    s = p.tool("test_sampling")
+            .description("Asks the client's model (sampling/createMessage) to answer `prompt`.")
+            .input_schema(R"({"type":"object","properties":{"prompt":{"type":"string","description":"The prompt to send to the LLM"}},"required":["prompt"]})")
+            .permission(kKind)
+            .concurrent()
+            .handler([](const sdk::args& a, sdk::call& call) {
+              const std::string params = std::string(R"({"messages":[{"role":"user","content":{"type":"text","text":)") +
+                                         quote(a.string("prompt")) + R"(}}],"maxTokens":100})";
+              auto answer = call.request("sampling/createMessage", params);
+              if (!answer.ok()) return sdk::result::error("Sampling failed: " + std::string(answer.status().message()));
+              auto doc = sdk::parse_json(*answer);
+              std::string text;
+              if (doc) {
+                const rapidjson::Value* content = sdk::member(*doc, "content");
+                if (content != nullptr) text = std::string(sdk::string_member(*content, "text").value_or(""));
+              }
+              return sdk::result::text("LLM response: " + text);
+            });
+  }
+  if (s.ok()) {
+    s = p.tool("test_elicitation")
+            .description("Asks the user (elicitation/create) for a username and an email address.")
+            .input_schema(R"({"type":"object","properties":{"message":{"type":"string","description":"The message to show the user"}},"required":["message"]})")
+            .permission(kKind)
+            .concurrent()
+            .handler([](const sdk::args& a, sdk::call& call) {
+              auto answer = call.elicit(a.string("message"),
+                                        R"({"type":"object","properties":{"username":{"type":"string","description":"User's response"},"email":{"type":"string","description":"User's email address"}},"required":["username","email"]})");
+              if (!answer.ok()) return sdk::result::error("Elicitation failed: " + std::string(answer.status().message()));
+              return sdk::result::text("User response: action=" + answer->action + ", content=" + answer->content);
+            });
+  }
+  if (s.ok()) {
+    s = tool("test_elicitation_sep1034_defaults", "Asks the user with a form whose fields all have defaults (SEP-1034).")
+            .handler([](const sdk::args&, sdk::call& call) {
+              auto answer = call.elicit(
+                  "Please review and update the form fields with defaults",
+                  R"({"type":"object","properties":{)"
+                  R"("name":{"type":"string","description":"User name","default":"John Doe"},)"
+                  R"("age":{"type":"integer","description":"User age","default":30},)"
+                  R"("score":{"type":"number","description":"User score","default":95.5},)"
+                  R"("status":{"type":"string","description":"User status","enum":["active","inactive","pending"],"default":"active"},)"
+                  R"("verified":{"type":"boolean","description":"Verification status","default":true}}})");
+              if (!answer.ok()) return sdk::result::error("Elicitation failed: " + std::string(answer.status().message()));
+              return sdk::result::text("Elicitation completed: action=" + answer->action + ", content=" + answer->content);
+            });
+  }
+  if (s.ok()) {
+    s = tool("test_elicitation_sep1330_enums", "Asks the user with every kind of enum field (SEP-1330).")
+            .handler([](const sdk::args&, sdk::call& call) {
+              auto answer = call.elicit(
+                  "Please select options from the enum fields",
+                  R"({"type":"object","properties":{)"
+                  R"("untitledSingle":{"type":"string","description":"Untitled single-select","enum":["option1","option2","option3"]},)"
+                  R"("titledSingle":{"type":"string","description":"Titled single-select","oneOf":[{"const":"value1","title":"First Option"},{"const":"value2","title":"Second Option"},{"const":"value3","title":"Third Option"}]},)"
+                  R"("legacyEnum":{"type":"string","description":"Legacy titled enum","enum":["opt1","opt2","opt3"],"enumNames":["Option One","Option Two","Option Three"]},)"
+                  R"("untitledMulti":{"type":"array","description":"Untitled multi-select","items":{"type":"string","enum":["option1","option2","option3"]}},)"
+                  R"("titledMulti":{"type":"array","description":"Titled multi-select","items":{"anyOf":[{"const":"value1","title":"First Choice"},{"const":"value2","title":"Second Choice"},{"const":"value3","title":"Third Choice"}]}}}})");
+              if (!answer.ok()) return sdk::result::error("Elicitation failed: " + std::string(answer.status().message()));
+              return sdk::result::text("Elicitation completed: action=" + answer->action + ", content=" + answer->content);
+            });
+  }
+  if (s.ok()) {
+    s = p.tool("json_schema_2020_12_tool")
+            .description("Tool with JSON Schema 2020-12 features")
+            .input_schema(R"({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",)"
+                          R"("$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},)"
+                          R"("properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"additionalProperties":false})")
+            .permission(kKind)
+            .concurrent()
+            .handler([](const sdk::args& a, sdk::call&) {
+              return sdk::result::text("Received: " + sdk::to_json(a.json()));
+            });
+  }
+  return s;
+}
+
+// test://watched-resource changes every 3 seconds while the plugin runs.
+class watched_resource {
+ public:
+  explicit watched_resource(const sdk::plugin& p) : plugin_(p) {}
+  ~watched_resource() { stop(); }
+
+  void start() {
+    thread_ = std::thread([this] {
+      std::unique_lock lock(mutex_);
+      while (!wake_.wait_for(lock, std::chrono::seconds(3), [this] { return stopping_; })) {
+        ++version_;
+        lock.unlock();
+        plugin_.notify_resource_updated("test://watched-resource");
+        lock.lock();
+      }
+    });
+  }
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  int version() {
+    std::lock_guard lock(mutex_);
+    return version_;
+  }
+
+ private:
+  const sdk::plugin& plugin_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  int version_ = 0;
+  std::thread thread_;
+};
+
+absl::Status register_resources(sdk::plugin& p, watched_resource& watched) {
+  absl::Status s = p.resource({.uri = "test://static-text",
+                               .name = "static-text",
+                               .description = "A static text resource for testing",
+                               .mime_type = "text/plain",
+                               .read = [](std::string_view uri, sdk::call&) -> absl::StatusOr<std::string> {
+                                 return sdk::resource_text(uri, "text/plain",
+                                                           "This is the content of the static text resource.");
+                               }});
+  if (s.ok()) {
+    s = p.resource({.uri = "test://static-binary",
+                    .name = "static-binary",
+                    .description = "A static binary resource (a 1x1 PNG) for testing",
+                    .mime_type = "image/png",
+                    .read = [](std::string_view uri, sdk::call&) -> absl::StatusOr<std::string> {
+                      return sdk::resource_blob(uri, "image/png", conformance::red_pixel_png());
+                    }});
+  }
+  if (s.ok()) {
+    s = p.resource({.uri = "test://watched-resource",
+                    .name = "watched-resource",
+                    .description = "A resource that changes every 3 seconds; subscribe to hear about it",
+                    .mime_type = "text/plain",
+                    .read = [&watched](std::string_view uri, sdk::call&) -> absl::StatusOr<std::string> {
+                      return sdk::resource_text(uri, "text/plain",
+                                                "Watched resource, version " + std::to_string(watched.version()));
+                    }});
+  }
+  if (s.ok()) {
+    s = p.resource({.uri = "test://template/{id}/data",
+                    .is_template = true,
+                    .name = "template-data",
+                    .description = "Data for any id, from a URI template",
+                    .mime_type = "application/json",
+                    .read = [](std::string_view uri, sdk::call&) -> absl::StatusOr<std::string> {
+                      constexpr std::string_view kPrefix = "test://template/", kSuffix = "/data";
+                      if (uri.size() <= kPrefix.size() + kSuffix.size() || uri.substr(0, kPrefix.size()) != kPrefix ||
+                          uri.substr(uri.size() - kSuffix.size()) != kSuffix) {
+                        return absl::NotFoundError("not a test://template/{id}/data URI");
+                      }
+                      const std::string id(uri.substr(kPrefix.size(), uri.size() - kPrefix.size() - kSuffix.size()));
+                      const std::string json = std::string(R"({"id":)") + quote(id) +
+                                               R"(,"templateTest":true,"data":)" + quote("Data for ID: " + id) + "}";
+                      return sdk::resource_text(uri, "application/json", json);
+                    },
+                    .complete = [](std::string_view argument, std::string_view value, const rapidjson::Value&) {
+                      std::vector<std::string> out;
+                      if (argument != "id") return sdk::completion_values(out);
+                      for (const char* id : {"1", "2", "3", "123"}) {
+                        if (std::string_view(id).substr(0, value.size()) == value) out.emplace_back(id);
+                      }
+                      return sdk::completion_values(out);
+                    }});
+  }
+  return s;
+}
+
+absl::Status register_prompts(sdk::plugin& p) {
+  absl::Status s = p.prompt({.name = "test_simple_prompt",
+                             .description = "A simple prompt without arguments",
+                             .get = [](const sdk::args&, sdk::call&) -> absl::StatusOr<std::string> {
+                               return std::string(R"({"messages":[)") +
+                                      prompt_message(text_block("This is a simple prompt for testing.")) + "]}";
+                             }});
+  if (s.ok()) {
+    s = p.prompt({.name = "test_prompt_with_arguments",
+                  .description = "A prompt with two required arguments",
+                  .arguments_json = R"([{"name":"arg1","description":"First test argument","required":true},)"
+                                    R"({"name":"arg2","description":"Second test argument","required":true}])",
+                  .get = [](const sdk::args& a, sdk::call&) -> absl::StatusOr<std::string> {
+                    const std::string text =
+                        "Prompt with arguments: arg1='" + a.string("arg1") + "', arg2='" + a.string("arg2") + "'";
+                    return std::string(R"({"messages":[)") + prompt_message(text_block(text)) + "]}";
+                  },
+                  .complete = [](std::string_view argument, std::string_view value, const rapidjson::Value&) {
+                    static const std::vector<std::string> kWords = {"paris", "park", "party", "test", "testing", "tester"};
+                    std::vector<std::string> out;
+                    if (argument == "arg1" || argument == "arg2") {
+                      for (const auto& w : kWords) {
+                        if (w.compare(0, value.size(), value) == 0) out.push_back(w);
+                      }
+                    }
+                    return sdk::completion_values(out);
+                  }});
+  }
+  if (s.ok()) {
+    s = p.prompt({.name = "test_prompt_with_embedded_resource",
+                  .description = "A prompt that embeds the resource it is given",
+                  .arguments_json = R"([{"name":"resourceUri","description":"URI of the resource to embed","required":true}])",
+                  .get = [](const sdk::args& a, sdk::call&) -> absl::StatusOr<std::string> {
+                    const std::string resource = std::string(R"({"type":"resource","resource":{"uri":)") +
+                                                 quote(a.string("resourceUri")) +
+                                                 R"(,"mimeType":"text/plain","text":"Embedded resource content for testing."}})";
+                    return std::string(R"({"messages":[)") + prompt_message(resource) + "," +
+                           prompt_message(text_block("Please process the embedded resource above.")) + "]}";
+                  }});
+  }
+  if (s.ok()) {
+    s = p.prompt({.name = "test_prompt_with_image",
+                  .description = "A prompt with an image",
+                  .get = [](const sdk::args&, sdk::call&) -> absl::StatusOr<std::string> {
+                    const std::string image = std::string(R"({"type":"image","data":)") +
+                                              quote(conformance::red_pixel_png()) + R"(,"mimeType":"image/png"})";
+                    return std::string(R"({"messages":[)") + prompt_message(image) + "," +
+                           prompt_message(text_block("Please analyze the image above.")) + "]}";
+                  }});
+  }
+  return s;
+}
+
+// test_dynamic_tool appears two seconds after the plugin starts, announced with
+// notifications/tools/list_changed: the way a plugin adds tools at run time.
+struct dynamic_tool {
+  const sdk::plugin* plugin = nullptr;
+  std::atomic<bool> visible{false};
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stopping = false;
+  std::thread thread;
+
+  static void list(void* ud, toolhost_writer_t* out) {
+    auto* self = static_cast<dynamic_tool*>(ud);
+    sdk::write(out, self->visible ? std::string(R"([{"name":"test_dynamic_tool","description":"A tool that appeared at run time",)"
+                                                R"("inputSchema":{"type":"object","properties":{},"additionalProperties":false},)"
+                                                R"("x-toolhost-permission":"conformance.fixtures"}])")
+                                  : std::string("[]"));
+  }
+  static bool call(void* ud, const toolhost_call_t*, const char* name, const char*, size_t, toolhost_writer_t* out) {
+    auto* self = static_cast<dynamic_tool*>(ud);
+    if (!self->visible || std::string_view(name) != "test_dynamic_tool") return false;
+    sdk::write(out, sdk::result::text("This tool was added at run time.").to_json());
+    return true;
+  }
+};
+
+absl::Status init(sdk::plugin& p) {
+  absl::Status s = p.permission_kind(kKind, "Run the conformance fixtures", TOOLHOST_PERMISSION_ALLOW);
+  if (s.ok()) s = register_tools(p);
+  auto& watched = p.keep(std::make_shared<watched_resource>(p));
+  if (s.ok()) s = register_resources(p, watched);
+  if (s.ok()) s = register_prompts(p);
+  if (!s.ok()) return s;
+
+  auto& dyn = p.keep(std::make_shared<dynamic_tool>());
+  dyn.plugin = &p;
+  toolhost_provider_desc_t provider{};
+  provider.struct_size = sizeof provider;
+  provider.user_data = &dyn;
+  provider.list_tools = &dynamic_tool::list;
+  provider.call_tool = &dynamic_tool::call;
+  if (s = p.provider(provider); !s.ok()) return s;
+
+  watched.start();
+  dyn.thread = std::thread([&dyn] {
+    std::unique_lock lock(dyn.mutex);
+    if (dyn.wake.wait_for(lock, std::chrono::seconds(2), [&dyn] { return dyn.stopping; })) return;
+    dyn.visible = true;
+    lock.unlock();
+    dyn.plugin->notify_list_changed(TOOLHOST_LIST_TOOLS);
+  });
+  p.on_deinit([&watched, &dyn] {
+    watched.stop();
+    {
+      std::lock_guard lock(dyn.mutex);
+      dyn.stopping = true;
+    }
+    dyn.wake.notify_all();
+    if (dyn.thread.joinable()) dyn.thread.join();
+  });
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+TOOLHOST_PLUGIN("conformance", "1.0.0", "The fixtures of the official MCP conformance suite (for tests)", init)
