@@ -123,6 +123,13 @@ class elf_core final : public snapshot {
       h += absl::StrFormat(",\"executable\":\"%s\"", quoted);
     }
     if (qemu_ && !threads.empty()) h += absl::StrFormat(",\"dtb\":\"0x%x\"", threads.front().values[register_index(cr3)]);
+    if (qemu_) {
+      std::string ram;
+      for (const segment& s : segments_) {
+        ram += absl::StrFormat("%s{\"start\":\"0x%x\",\"end\":\"0x%x\"}", ram.empty() ? "" : ",", s.address, s.address + s.file_size);
+      }
+      h += ",\"ram\":[" + ram + "]";
+    }
     return h;
   }
 

@@ -76,7 +76,18 @@ class windows_dump final : public snapshot {
         h.dump_type, windump::dump_type_name(h.dump_type), h.directory_table_base, h.ps_loaded_module_list,
         h.ps_active_process_head, h.kd_debugger_data_block, h.pfn_database, h.number_processors, h.major_version,
         h.minor_version, h.bugcheck_code, h.bugcheck_parameters[0], h.bugcheck_parameters[1], h.bugcheck_parameters[2],
-        h.bugcheck_parameters[3], h.exception_code, h.exception_address, reader_.present_pages(), comment);
+        h.bugcheck_parameters[3], h.exception_code, h.exception_address, reader_.present_pages(), comment) +
+           ram_json();
+  }
+
+  std::string ram_json() const {
+    if (reader_.runs().size() > 4096) return "";  // too sparse to list; a reader probes instead
+    std::string ram;
+    for (const windump::page_run& r : reader_.runs()) {
+      ram += absl::StrFormat("%s{\"start\":\"0x%x\",\"end\":\"0x%x\"}", ram.empty() ? "" : ",", r.first_page * 0x1000,
+                             (r.first_page + r.page_count) * 0x1000);
+    }
+    return ",\"ram\":[" + ram + "]";
   }
 
   const char* why_no_run_control() const override {

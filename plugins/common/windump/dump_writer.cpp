@@ -44,6 +44,25 @@ std::vector<run> page_runs(const std::vector<physical_range>& ranges) {
       merged.push_back(r);
     }
   }
+  // The header's descriptor holds at most 42 runs: close the smallest holes (their pages are
+  // then asked for like any other and come out as zeros).
+  if (merged.size() > L::kMaxRuns) {
+    std::vector<size_t> gaps(merged.size() - 1);
+    for (size_t i = 0; i < gaps.size(); ++i) gaps[i] = i;
+    auto gap = [&](size_t i) { return merged[i + 1].first_page - (merged[i].first_page + merged[i].page_count); };
+    std::sort(gaps.begin(), gaps.end(), [&](size_t a, size_t b) { return gap(a) < gap(b); });
+    std::vector<bool> close(merged.size(), false);
+    for (size_t k = 0; k < merged.size() - L::kMaxRuns; ++k) close[gaps[k]] = true;
+    std::vector<run> fewer;
+    for (size_t i = 0; i < merged.size(); ++i) {
+      if (i > 0 && close[i - 1]) {
+        fewer.back().page_count = merged[i].first_page + merged[i].page_count - fewer.back().first_page;
+      } else {
+        fewer.push_back(merged[i]);
+      }
+    }
+    merged = std::move(fewer);
+  }
   return merged;
 }
 
@@ -132,10 +151,6 @@ absl::StatusOr<full_dump_result> write_full_dump(const std::string& path, const 
                                                  const std::function<bool()>& cancelled) {
   const std::vector<run> runs = page_runs(request.ranges);
   if (runs.empty()) return absl::InvalidArgumentError("nothing to dump: no physical memory ranges were given");
-  if (runs.size() > L::kMaxRuns) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "the target has %u separate physical memory ranges; a full dump's header describes at most %u", runs.size(), L::kMaxRuns));
-  }
   uint64_t pages = 0;
   for (const run& r : runs) pages += r.page_count;
 

@@ -21,8 +21,8 @@ struct physical_range {
 };
 
 struct full_dump_request {
-  std::vector<physical_range> ranges;  // what to save; at most 42 runs after merging (the
-                                       // header's descriptor holds no more), else an error
+  std::vector<physical_range> ranges;  // what to save; the header's descriptor holds 42 runs,
+                                       // so beyond that the smallest holes are saved as zeros
   uint64_t directory_table_base = 0;  // CR3 of the address space the dump describes
   uint64_t ps_loaded_module_list = 0;
   uint64_t ps_active_process_head = 0;
