@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 volatile unsigned char message[16];
 volatile uint64_t marker;
@@ -33,6 +34,7 @@ __attribute__((noinline)) void spin(void) {
 int main(int argc, char **argv) {
   fill_message(message);
   int value = step_target(5);
+  if (argc > 1 && strcmp(argv[1], "slow") == 0) usleep(400000);
   report();
   printf("value=%d\n", value);
   fflush(stdout);

@@ -1,0 +1,99 @@
+// The command table: names, usage, summaries and how each relates to the run state.
+#include <algorithm>
+#include <cctype>
+
+#include "command_line.hpp"
+#include "session.hpp"
+
+namespace toolhost::debugger {
+
+const std::vector<command_spec>& command_table() {
+  static const std::vector<command_spec> table = {
+      {{"g", "gh", "gn"}, "g [address]", "continue, or run to a temporary breakpoint at address",
+       "Resumes and waits up to timeout_ms for the next stop; ends in [target running] if none comes.",
+       run_kind::resume, &session::cmd_go},
+      {{"gu"}, "gu", "run until the current function returns",
+       "Plants a temporary breakpoint at the return address (deeper recursive calls pass through it).",
+       run_kind::resume, &session::cmd_go_up},
+      {{"p"}, "p [count]", "step over: one instruction, calls run to their return", "", run_kind::resume,
+       &session::cmd_step},
+      {{"t"}, "t [count]", "step into: one instruction", "", run_kind::resume, &session::cmd_step},
+      {{"pa"}, "pa <address>", "step over until address",
+       "Each step prints its instruction; the stop at address is rendered in full.", run_kind::resume,
+       &session::cmd_step_to},
+      {{"break"}, "break", "interrupt a running target", "", run_kind::running, &session::cmd_break},
+      {{"r"}, "r [reg[=expr][, reg...]]", "show registers, or show / set named ones",
+       "r alone shows the register block and the current instruction; r rax=expr writes rax.",
+       run_kind::halted, &session::cmd_registers},
+      {{"db", "dw", "dd", "dq", "dp", "dc", "da", "du"}, "d{b|w|d|q|p|c|a|u} [address [L count | end]]",
+       "display memory as bytes, words, dwords, qwords, pointers, dwords+ASCII, ASCII or UTF-16 strings",
+       "Without an address the display continues where the last one ended. Counts are in items of the size.",
+       run_kind::any, &session::cmd_display},
+      {{"eb", "ew", "ed", "eq"}, "e{b|w|d|q} <address> <value> [values...]",
+       "write bytes, words, dwords or qwords", "", run_kind::any, &session::cmd_edit},
+      {{"s"}, "s [-b|-w|-d|-q|-a|-u] <start> L<length> <pattern>", "search memory",
+       "-a and -u take a quoted string; the others take values of that size.", run_kind::any, &session::cmd_search},
+      {{"u"}, "u [address [L count]]", "disassemble forward (8 instructions by default)", "", run_kind::any,
+       &session::cmd_unassemble},
+      {{"ub"}, "ub [address [L count]]", "disassemble the instructions before address", "", run_kind::any,
+       &session::cmd_unassemble},
+      {{"uf"}, "uf <address>", "disassemble the whole function holding address", "", run_kind::any,
+       &session::cmd_unassemble},
+      {{"bp"}, "bp [/1] [/w \"cond\"] <address> [passes] [if <cond> | \"cond\"]", "set a software breakpoint",
+       "/1 deletes it when hit; passes stops at that hit; a condition stops only when it is non-zero.",
+       run_kind::halted, &session::cmd_bp},
+      {{"ba"}, "ba <e|r|w><1|2|4|8> <address> [passes]", "set a hardware breakpoint (execute, read/write, write)",
+       "", run_kind::halted, &session::cmd_ba},
+      {{"bl"}, "bl", "list breakpoints", "", run_kind::any, &session::cmd_bl},
+      {{"bc"}, "bc <ids | id-id | *>", "clear breakpoints", "", run_kind::halted, &session::cmd_bc_bd_be},
+      {{"bd"}, "bd <ids | id-id | *>", "disable breakpoints", "", run_kind::halted, &session::cmd_bc_bd_be},
+      {{"be"}, "be <ids | id-id | *>", "enable breakpoints", "", run_kind::halted, &session::cmd_bc_bd_be},
+      {{"k", "kn"}, "k[n] [count]", "stack backtrace (kn numbers the frames)",
+       "Follows the frame-pointer chain; frames without one end the walk.", run_kind::halted, &session::cmd_stack},
+      {{"lm"}, "lm", "list loaded modules", "", run_kind::any, &session::cmd_lm},
+      {{"ln"}, "ln <address>", "nearest symbols", "", run_kind::any, &session::cmd_ln},
+      {{"x"}, "x <module>!<pattern>", "find symbols (* and ? are wildcards)", "", run_kind::any, &session::cmd_x},
+      {{"?"}, "? <expression>", "evaluate a MASM expression",
+       "Numbers are hex (0n decimal, 0t octal, 0y binary); registers (@rax), module!symbol, poi(), by(), wo(), "
+       "dwo(), qwo(), + - * / % << >> & | ^ and comparisons.",
+       run_kind::any, &session::cmd_evaluate},
+      {{"~"}, "~ | ~<n>s", "list threads / vCPUs, or make number n current", "", run_kind::any,
+       &session::cmd_threads},
+      {{"help", ".help"}, "help | .help <command>", "list commands, or show one in full", "", run_kind::any,
+       &session::cmd_help},
+  };
+  return table;
+}
+
+const command_spec* find_command(std::string_view name) {
+  for (const auto& spec : command_table()) {
+    if (std::find(spec.names.begin(), spec.names.end(), name) != spec.names.end()) return &spec;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<std::string> render_help(std::string_view topic_text) {
+  std::string topic(trim(topic_text));
+  for (char& c : topic) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (!topic.empty()) {
+    const command_spec* spec = find_command(topic);
+    if (spec == nullptr) return absl::NotFoundError("there is no command '" + topic + "'; `help` lists them");
+    std::string out = "Usage: " + spec->usage + "\n  " + spec->summary + "\n";
+    if (!spec->details.empty()) out += "  " + spec->details + "\n";
+    static const char* const kKinds[] = {"runs in any state", "needs a halted target (waits for the stop)",
+                                         "resumes the target and waits for the next stop",
+                                         "only while the target runs"};
+    out += "  (" + std::string(kKinds[static_cast<int>(spec->kind)]) + ")\n";
+    return out;
+  }
+  std::string out = "Commands (`.help <command>` shows one in full; `;` separates commands; numbers are hex):\n";
+  for (const auto& spec : command_table()) {
+    std::string names;
+    for (const auto& n : spec.names) names += (names.empty() ? "" : ", ") + n;
+    if (names.size() < 30) names.resize(30, ' ');
+    out += "  " + names + " " + spec.summary + "\n";
+  }
+  return out;
+}
+
+}  // namespace toolhost::debugger

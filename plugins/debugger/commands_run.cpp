@@ -1,0 +1,93 @@
+// Run control: g, gu, p, t, pa, break.
+#include "command_line.hpp"
+#include "format.hpp"
+#include "session.hpp"
+
+namespace toolhost::debugger {
+
+absl::Status session::cmd_go(const std::string& name, std::string_view args) {
+  if (!trim(args).empty()) {
+    auto address = eval(args);
+    if (!address.ok()) return usage_error(name, std::string(address.status().message()));
+    if (auto s = target_->set_breakpoint(TOOLHOST_DT_BP_SOFTWARE, *address, 1); !s.ok()) return s;
+    temporaries_.push_back({*address, std::nullopt});
+  }
+  return resume_and_wait(TOOLHOST_DT_CONTINUE);
+}
+
+absl::Status session::cmd_step(const std::string& name, std::string_view args) {
+  uint64_t count = 1;
+  if (!trim(args).empty()) {
+    auto n = eval(args);
+    if (!n.ok() || *n == 0 || *n > 0x10000) return usage_error(name, "the step count must be a number from 1 to 0x10000");
+    count = *n;
+  }
+  for (uint64_t i = 0; i < count; ++i) {
+    if (i > 0 && (running() || exited_)) break;
+    if (i > 0 && clock::now() >= deadline_) break;
+    auto s = name == "t" ? resume_and_wait(TOOLHOST_DT_STEP) : step_over_once();
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status session::cmd_go_up(const std::string& name, std::string_view args) {
+  if (!trim(args).empty()) return usage_error(name, "gu takes no arguments");
+  auto frames = walk_stack(2);
+  if (!frames.ok()) return frames.status();
+  if (frames->empty() || (*frames)[0].return_address == 0) {
+    return absl::NotFoundError("cannot find the return address of the current function");
+  }
+  auto s = sp();
+  if (!s.ok()) return s.status();
+  const uint64_t ret = (*frames)[0].return_address;
+  if (auto st = target_->set_breakpoint(TOOLHOST_DT_BP_SOFTWARE, ret, 1); !st.ok()) return st;
+  // The caller's stack pointer is above ours once the return has popped its address.
+  temporaries_.push_back({ret, *s + 8});
+  return resume_and_wait(TOOLHOST_DT_CONTINUE);
+}
+
+absl::Status session::cmd_step_to(const std::string& name, std::string_view args) {
+  if (trim(args).empty()) return usage_error(name, "pa needs the address to stop at");
+  auto target_address = eval(args);
+  if (!target_address.ok()) return usage_error(name, std::string(target_address.status().message()));
+  for (int steps = 0; steps < 100000; ++steps) {
+    auto at = pc();
+    if (!at.ok()) return at.status();
+    if (*at == *target_address) return absl::OkStatus();
+    if (clock::now() >= deadline_) {
+      out_ += "pa: the time budget ran out before " + address_text(*target_address) + "; re-issue it to go on.\n";
+      return absl::OkStatus();
+    }
+    // Only the final stop is rendered in full; each step prints its instruction.
+    const size_t mark = out_.size();
+    if (auto s = step_over_once(); !s.ok()) return s;
+    if (running() || exited_) return absl::OkStatus();
+    auto now = pc();
+    if (!now.ok()) return now.status();
+    if (*now != *target_address && last_stop_ && last_stop_->reason != TOOLHOST_DT_STOP_STEP &&
+        last_stop_->reason != TOOLHOST_DT_STOP_BREAKPOINT) {
+      return absl::OkStatus();  // a signal or break-in: stop stepping, keep its rendering
+    }
+    if (*now != *target_address) {
+      out_.resize(mark);
+      out_ += instruction_line(*now, false);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status session::cmd_break(const std::string& name, std::string_view args) {
+  if (!trim(args).empty()) return usage_error(name, "break takes no arguments");
+  if (!running()) {
+    out_ += "The target is already halted.\n";
+    return absl::OkStatus();
+  }
+  if (auto s = target_->interrupt(); !s.ok()) return s;
+  auto stopped = wait_for_stop(deadline_);
+  if (!stopped.ok()) return stopped.status();
+  if (!*stopped) out_ += "The break-in was sent; the target has not stopped yet (the next halted-only command collects the stop).\n";
+  return absl::OkStatus();
+}
+
+}  // namespace toolhost::debugger

@@ -1,0 +1,137 @@
+// The debugger plugin: ntoseye's MCP tool surface (command, open, close, output) over any
+// debug-target backend another plugin of the server registered.
+#include <memory>
+#include <string>
+
+#include "sdk_compat.hpp"
+#include "tools.hpp"
+
+namespace {
+
+namespace sdk = toolhost::sdk;
+using toolhost::debugger::debugger_tools;
+
+constexpr const char* kCommandSchema = R"json({
+  "type": "object",
+  "properties": {
+    "line": {"type": "string", "description": "One REPL line in WinDbg syntax; ';' separates commands; empty only waits for a stop. `help` lists every command."},
+    "timeout_ms": {"type": "integer", "minimum": 0, "maximum": 300000, "description": "How long resuming and halted-only commands may wait for a stop (0 or absent: 10000; at most 300000)"},
+    "format": {"type": "string", "enum": ["text", "json"], "description": "text (default) or json: {ok, output, result, target, debug_output} as structured content"}
+  },
+  "required": ["line"],
+  "additionalProperties": false
+})json";
+
+constexpr const char* kOpenSchema = R"json({
+  "type": "object",
+  "properties": {
+    "backend": {"type": "string", "enum": ["kd", "kdnet", "gdb", "memory", "dump"], "description": "How the target is reached"},
+    "connect": {"type": "string", "description": "kd: the serial socket path (default /tmp/ntoseye-kd.sock); kdnet: listen address (default 0.0.0.0:50000); gdb: host:port of the stub (default 127.0.0.1:1234); memory: the VM process; dump: the file path"},
+    "key": {"type": "string", "description": "kdnet only: the key, e.g. 1.2.3.4"}
+  },
+  "required": ["backend"],
+  "additionalProperties": false
+})json";
+
+constexpr const char* kOutputSchema = R"json({
+  "type": "object",
+  "properties": {
+    "id": {"type": "integer", "minimum": 1, "description": "The output number from a result's footer"},
+    "offset": {"type": "integer", "minimum": 0, "description": "First line to show (default 0)"},
+    "limit": {"type": "integer", "minimum": 0, "description": "Most lines to show (default: one page)"},
+    "filter": {"type": "string", "description": "Show only the lines containing this text (case-insensitive)"}
+  },
+  "required": ["id"],
+  "additionalProperties": false
+})json";
+
+std::string setting(const sdk::plugin& plugin, const char* name) {
+  return std::string(sdk::string_member(plugin.settings(), name).value_or(""));
+}
+
+absl::Status init(sdk::plugin& plugin) {
+  toolhost::debugger::launch_settings launch{setting(plugin, "backend"), setting(plugin, "connect"),
+                                            setting(plugin, "key")};
+  // Backends register after us, so they are looked up when a session opens.
+  const sdk::plugin* self = &plugin;
+  auto& tools = plugin.keep(std::make_shared<debugger_tools>(
+      [self](const std::string& name) {
+        return static_cast<const toolhost_debug_target_factory_t*>(
+            self->find_transport(TOOLHOST_DEBUG_TARGET_KIND, name));
+      },
+      launch));
+  plugin.on_deinit([&tools] { (void)tools.close(); });
+
+  if (auto s = plugin.permission_kind("debugger.command", "Run debugger commands on the attached target",
+                                      TOOLHOST_PERMISSION_ALLOW);
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = plugin.permission_kind("debugger.attach", "Attach the debugger to a target or release it",
+                                      TOOLHOST_PERMISSION_ALLOW);
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = plugin.permission_kind("debugger.output", "Read stored debugger output", TOOLHOST_PERMISSION_ALLOW);
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = plugin.instructions(toolhost::debugger::kInstructions); !s.ok()) return s;
+
+  if (auto s = plugin.tool("command")
+                   .title("Debugger command")
+                   .description("Run one REPL line in WinDbg syntax (`k`, `bp module!symbol`, `dq rsp l8`, `u rip`, "
+                                "`lm`, `g`, `p`, `break`, ...; `;` separates commands; `help` lists them) and return "
+                                "its text followed by a one-line `[target ...]` trailer. Never blocks longer than "
+                                "timeout_ms (default 10 s, at most 5 min).")
+                   .input_schema(kCommandSchema)
+                   .annotations(R"({"readOnlyHint":false,"destructiveHint":true,"openWorldHint":false})")
+                   .permission("debugger.command")
+                   .handler([&tools](const sdk::args& a, sdk::call& call) {
+                     return tools.command(a.string("line"), a.integer("timeout_ms", 0), a.string("format", "text"),
+                                          [&call] { return call.cancelled(); });
+                   });
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = plugin.tool("open")
+                   .title("Attach to a target")
+                   .description("Attach to a target: backend kd | kdnet | gdb | memory | dump, plus connect and, for "
+                                "kdnet, key. One session at a time.")
+                   .input_schema(kOpenSchema)
+                   .annotations(R"({"readOnlyHint":false,"destructiveHint":false,"openWorldHint":false})")
+                   .permission("debugger.attach")
+                   .concurrent()
+                   .handler([&tools](const sdk::args& a, sdk::call&) {
+                     return tools.open(a.string("backend"), a.string("connect"), a.string("key"));
+                   });
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = plugin.tool("close")
+                   .title("Release the target")
+                   .description("Release the target: removes breakpoints and lets it run on.")
+                   .input_schema(R"({"type":"object","properties":{},"additionalProperties":false})")
+                   .annotations(R"({"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false})")
+                   .permission("debugger.attach")
+                   .concurrent()
+                   .handler([&tools](const sdk::args&, sdk::call&) { return tools.close(); });
+      !s.ok()) {
+    return s;
+  }
+  return plugin.tool("output")
+      .title("Read stored output")
+      .description("Page a long command result: lines from an offset, or the lines matching a filter "
+                   "(case-insensitive). Each line is prefixed with its offset. Needs no session.")
+      .input_schema(kOutputSchema)
+      .annotations(R"({"readOnlyHint":true,"openWorldHint":false})")
+      .permission("debugger.output")
+      .concurrent()
+      .handler([&tools](const sdk::args& a, sdk::call&) {
+        return tools.output(a.integer("id"), a.integer("offset", 0), a.integer("limit", 0), a.string("filter"));
+      });
+}
+
+}  // namespace
+
+TOOLHOST_PLUGIN("debugger", "1.0.0", "WinDbg-style debugger over debug-target backends (ntoseye's MCP tools)", init)

@@ -1,0 +1,563 @@
+#include "session.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <toolhost/sdk/json.hpp>
+
+#include "command_line.hpp"
+#include "format.hpp"
+#include "output_store.hpp"
+
+namespace toolhost::debugger {
+
+namespace {
+constexpr auto kSlice = std::chrono::milliseconds(50);
+}
+
+session::session(std::unique_ptr<target> t) : target_(std::move(t)) {}
+
+session::~session() {
+  // Temporary breakpoints are ours alone; user breakpoints go with the backend's close().
+  if (target_ && !target_->is_running()) clear_temporaries();
+}
+
+bool session::running() { return !exited_ && target_->is_running(); }
+
+// ---- Expression context ------------------------------------------------------------------
+
+std::optional<uint64_t> session::register_value(std::string_view name) {
+  std::string n(name);
+  if (n == "$ip") {
+    const auto* r = target_->register_with_role("pc");
+    if (r == nullptr) return std::nullopt;
+    n = r->name;
+  } else if (n == "$csp") {
+    const auto* r = target_->register_with_role("sp");
+    if (r == nullptr) return std::nullopt;
+    n = r->name;
+  }
+  if (target_->find_register(n) == nullptr) return std::nullopt;
+  auto r = regs();
+  if (!r.ok()) return std::nullopt;
+  auto it = (*r)->find(n);
+  if (it == (*r)->end()) return std::nullopt;
+  return it->second;
+}
+
+absl::StatusOr<uint64_t> session::symbol_address(std::string_view name) {
+  refresh_modules();
+  return symbols_.resolve(name);
+}
+
+absl::StatusOr<uint64_t> session::read_memory(uint64_t address, int size) {
+  auto bytes = target_->read(address, static_cast<size_t>(size));
+  if (!bytes.ok()) return bytes.status();
+  if (bytes->size() < static_cast<size_t>(size)) {
+    return absl::NotFoundError("memory at " + address_text(address + bytes->size()) + " is not readable");
+  }
+  uint64_t v = 0;
+  std::memcpy(&v, bytes->data(), static_cast<size_t>(size));
+  return v;
+}
+
+absl::StatusOr<uint64_t> session::eval(std::string_view text) {
+  auto v = evaluate(trim(text), *this);
+  if (!v.ok()) return absl::InvalidArgumentError("bad expression '" + std::string(trim(text)) + "': " + std::string(v.status().message()));
+  return v;
+}
+
+absl::StatusOr<uint64_t> session::eval_prefix(std::string_view text, size_t& pos) {
+  auto v = evaluate_prefix(text, pos, *this);
+  if (!v.ok()) return absl::InvalidArgumentError("bad expression '" + std::string(trim(text)) + "': " + std::string(v.status().message()));
+  return v;
+}
+
+// ---- State -------------------------------------------------------------------------------
+
+absl::StatusOr<const register_values*> session::regs() {
+  if (registers_) return &*registers_;
+  if (exited_) return absl::FailedPreconditionError("the process has exited; there are no registers");
+  if (!target_->has(TOOLHOST_DT_CAP_REGISTERS)) {
+    return absl::UnimplementedError("the " + target_->backend() + " backend has no registers to show");
+  }
+  if (running()) return absl::FailedPreconditionError("the target is running; registers are read while it is halted");
+  auto r = target_->read_registers();
+  if (!r.ok()) return r.status();
+  registers_ = std::move(*r);
+  return &*registers_;
+}
+
+absl::StatusOr<uint64_t> session::pc() {
+  const auto* reg = target_->register_with_role("pc");
+  if (reg == nullptr) return absl::UnimplementedError("the target's register map has no program counter");
+  auto r = regs();
+  if (!r.ok()) return r.status();
+  auto it = (*r)->find(reg->name);
+  if (it == (*r)->end()) return absl::UnimplementedError("the program counter is not readable");
+  return it->second;
+}
+
+absl::StatusOr<uint64_t> session::sp() {
+  const auto* reg = target_->register_with_role("sp");
+  if (reg == nullptr) return absl::UnimplementedError("the target's register map has no stack pointer");
+  auto r = regs();
+  if (!r.ok()) return r.status();
+  auto it = (*r)->find(reg->name);
+  if (it == (*r)->end()) return absl::UnimplementedError("the stack pointer is not readable");
+  return it->second;
+}
+
+void session::refresh_modules() {
+  if (!modules_stale_ || running() || exited_) return;
+  if (target_->has(TOOLHOST_DT_CAP_MODULES)) symbols_.set_modules(target_->modules());
+  modules_stale_ = false;
+}
+
+void session::refresh_threads() {
+  if (running() || exited_) return;
+  threads_ = target_->threads();
+}
+
+std::string session::symbol_of(uint64_t address) const { return symbols_.describe(address); }
+
+std::string session::instruction_line(uint64_t address, bool with_header) {
+  std::string line;
+  if (with_header) {
+    const std::string sym = symbol_of(address);
+    if (!sym.empty()) line += sym + ":\n";
+  }
+  auto bytes = target_->read(address, 16);
+  if (!bytes.ok()) return line + address_text(address) + " ??              (" + std::string(bytes.status().message()) + ")\n";
+  auto insn = decoder_.decode(address, *bytes);
+  if (!insn.ok()) {
+    return line + address_text(address) + " " + hex_digits(static_cast<uint8_t>((*bytes)[0]), 2) + "              (bad)\n";
+  }
+  std::string hexbytes;
+  for (size_t i = 0; i < insn->length; ++i) hexbytes += hex_digits(static_cast<uint8_t>((*bytes)[i]), 2);
+  if (hexbytes.size() < 16) hexbytes.resize(16, ' ');
+  std::string text = insn->text;
+  // Name direct branch targets, as WinDbg does: "call demo!report (00005555`555551e9)".
+  if (insn->target) {
+    const std::string sym = symbol_of(*insn->target);
+    if (!sym.empty()) text = insn->mnemonic + " " + sym + " (" + address_text(*insn->target) + ")";
+  }
+  return line + address_text(address) + " " + hexbytes + " " + text + "\n";
+}
+
+std::string session::register_block() {
+  auto r = regs();
+  if (!r.ok()) return "";
+  const auto& v = **r;
+  auto get = [&](const char* n) -> std::optional<uint64_t> {
+    auto it = v.find(n);
+    return it == v.end() ? std::nullopt : std::optional<uint64_t>(it->second);
+  };
+  std::string out;
+  if (get("rax") && get("rip")) {
+    static const char* const kRows[][3] = {{"rax", "rbx", "rcx"}, {"rdx", "rsi", "rdi"}, {"rip", "rsp", "rbp"},
+                                           {"r8", "r9", "r10"},   {"r11", "r12", "r13"}, {"r14", "r15", nullptr}};
+    for (const auto& row : kRows) {
+      std::string line;
+      for (const char* name : row) {
+        if (name == nullptr) continue;
+        if (!line.empty()) line += ' ';
+        std::string label = name;
+        if (label.size() < 3) label = " " + label;
+        line += label + "=" + hex16(get(name).value_or(0));
+      }
+      out += line + "\n";
+    }
+    const uint64_t efl = get("eflags").value_or(0);
+    static const std::pair<int, const char*> kFlags[] = {{11, "ov"}, {10, "dn"}, {9, "ei"}, {7, "ng"},
+                                                         {6, "zr"},  {4, "ac"},  {2, "pe"}, {0, "cy"}};
+    static const char* const kClear[] = {"nv", "up", "di", "pl", "nz", "na", "po", "nc"};
+    std::string flags;
+    for (size_t i = 0; i < 8; ++i) flags += std::string(((efl >> kFlags[i].first) & 1) ? kFlags[i].second : kClear[i]) + " ";
+    std::string segs;
+    for (const char* s : {"cs", "ss", "ds", "es", "fs", "gs"}) {
+      if (auto x = get(s)) segs += std::string(s) + "=" + hex_digits(*x, 4) + "  ";
+    }
+    out += "iopl=" + std::to_string((efl >> 12) & 3) + "         " + flags + "\n";
+    out += segs + "efl=" + hex_digits(efl, 8) + "\n";
+    return out;
+  }
+  // Another architecture: every register, three to a line.
+  int column = 0;
+  for (const auto& reg : target_->registers()) {
+    auto it = v.find(reg.name);
+    if (it == v.end()) continue;
+    out += reg.name + "=" + hex_digits(it->second, static_cast<int>(reg.bits / 4)) + (++column % 3 == 0 ? "\n" : " ");
+  }
+  if (column % 3 != 0) out += "\n";
+  return out;
+}
+
+// ---- Run control ---------------------------------------------------------------------------
+
+bool session::can_stop() const {
+  if (!temporaries_.empty()) return true;
+  return std::any_of(breakpoints_.begin(), breakpoints_.end(), [](const breakpoint& b) { return b.enabled; });
+}
+
+absl::Status session::arm(const breakpoint& b) { return target_->set_breakpoint(b.type, b.address, b.length); }
+
+absl::Status session::disarm(const breakpoint& b) {
+  // Another enabled breakpoint of the same kind at the same place keeps the site armed.
+  for (const auto& other : breakpoints_) {
+    if (&other != &b && other.enabled && other.type == b.type && other.address == b.address && other.length == b.length) {
+      return absl::OkStatus();
+    }
+  }
+  return target_->clear_breakpoint(b.type, b.address, b.length);
+}
+
+void session::clear_temporaries() {
+  std::vector<uint64_t> addresses;
+  for (const auto& t : temporaries_) {
+    if (std::find(addresses.begin(), addresses.end(), t.address) == addresses.end()) addresses.push_back(t.address);
+  }
+  temporaries_.clear();
+  if (exited_) return;
+  for (uint64_t address : addresses) {
+    // A user breakpoint at the same place keeps the site armed.
+    const bool shared = std::any_of(breakpoints_.begin(), breakpoints_.end(), [&](const breakpoint& b) {
+      return b.enabled && b.type == TOOLHOST_DT_BP_SOFTWARE && b.address == address;
+    });
+    if (!shared) (void)target_->clear_breakpoint(TOOLHOST_DT_BP_SOFTWARE, address, 1);
+  }
+}
+
+void session::after_stop() {
+  registers_.reset();
+  modules_stale_ = true;
+  threads_.clear();
+}
+
+absl::StatusOr<bool> session::accept_stop(const toolhost_dt_stop_t& stop) {
+  after_stop();
+  if (stop.reason == TOOLHOST_DT_STOP_EXITED) {
+    exited_ = true;
+    temporaries_.clear();
+    last_stop_ = stop;
+    out_ += std::string("The target exited: ") + stop.description + "\n";
+    return true;
+  }
+  const uint64_t at = stop.pc;
+  std::string banner;
+  bool absorb = false;
+  bool temporary_hit = false;
+  if (stop.reason == TOOLHOST_DT_STOP_BREAKPOINT || stop.reason == TOOLHOST_DT_STOP_STEP) {
+    for (const auto& t : temporaries_) {
+      if (t.address != at) continue;
+      if (t.min_sp) {
+        auto s = sp();
+        if (s.ok() && *s < *t.min_sp) continue;  // a deeper (recursive) call reached the same place
+      }
+      temporary_hit = true;
+    }
+  }
+  breakpoint* hit = nullptr;
+  for (auto& b : breakpoints_) {
+    if (!b.enabled) continue;
+    const bool exec = b.type == TOOLHOST_DT_BP_SOFTWARE || b.type == TOOLHOST_DT_BP_HARDWARE;
+    if (exec && stop.reason == TOOLHOST_DT_STOP_BREAKPOINT && b.address == at) hit = &b;
+    if (!exec && stop.reason == TOOLHOST_DT_STOP_WATCHPOINT &&
+        (stop.address == 0 || (stop.address >= b.address && stop.address < b.address + b.length))) {
+      hit = &b;
+    }
+    if (hit != nullptr) break;
+  }
+  if (hit != nullptr) {
+    ++hit->hits;
+    bool stops = true;
+    if (!hit->condition.empty()) {
+      auto v = eval(hit->condition);
+      if (!v.ok()) {
+        banner = "Breakpoint " + std::to_string(hit->id) + " condition failed to evaluate (" +
+                 std::string(v.status().message()) + "); stopping.\n";
+      } else if (*v == 0) {
+        stops = false;
+      }
+    }
+    if (stops && hit->passes_left > 1) {
+      --hit->passes_left;
+      stops = false;
+    }
+    if (stops) {
+      hit->passes_left = hit->passes;
+      banner += "Breakpoint " + std::to_string(hit->id) + " hit";
+      if (stop.reason == TOOLHOST_DT_STOP_WATCHPOINT && stop.address != 0) banner += " (data at " + address_text(stop.address) + ")";
+      if (hit->one_shot) {
+        const breakpoint copy = *hit;
+        hit->enabled = false;
+        (void)disarm(copy);
+        breakpoints_.erase(std::find_if(breakpoints_.begin(), breakpoints_.end(),
+                                        [&](const breakpoint& b) { return b.id == copy.id; }));
+      }
+    } else if (!temporary_hit) {
+      absorb = true;
+    }
+  } else if (stop.reason == TOOLHOST_DT_STOP_BREAKPOINT && !temporary_hit) {
+    const bool ours_below = std::any_of(temporaries_.begin(), temporaries_.end(),
+                                        [&](const temporary_breakpoint& t) { return t.address == at; });
+    if (ours_below) {
+      absorb = true;  // our return breakpoint, hit by a deeper frame
+    } else {
+      banner = std::string("Break instruction exception (") + stop.description + ")";
+    }
+  } else if (stop.reason == TOOLHOST_DT_STOP_INTERRUPT) {
+    banner = std::string("Break-in: the target stopped (") + stop.description + ")";
+  } else if (stop.reason == TOOLHOST_DT_STOP_SIGNAL) {
+    banner = std::string("Signal received: ") + stop.description;
+  } else if (stop.reason == TOOLHOST_DT_STOP_EXCEPTION || stop.reason == TOOLHOST_DT_STOP_BUGCHECK ||
+             stop.reason == TOOLHOST_DT_STOP_REBOOT || stop.reason == TOOLHOST_DT_STOP_MODULE_LOAD ||
+             stop.reason == TOOLHOST_DT_STOP_UNKNOWN || stop.reason == TOOLHOST_DT_STOP_WATCHPOINT) {
+    banner = stop.description;
+  }
+  if (absorb) {
+    if (auto s = target_->resume(TOOLHOST_DT_CONTINUE); !s.ok()) return s;
+    return false;
+  }
+  clear_temporaries();
+  last_stop_ = stop;
+  render_stop(stop, banner);
+  return true;
+}
+
+void session::render_stop(const toolhost_dt_stop_t& stop, const std::string& banner) {
+  if (!banner.empty()) out_ += banner + "\n";
+  out_ += register_block();
+  refresh_modules();
+  out_ += instruction_line(stop.pc, true);
+}
+
+absl::StatusOr<bool> session::wait_for_stop(clock::time_point deadline) {
+  for (;;) {
+    if (cancelled_ != nullptr && *cancelled_ && (*cancelled_)()) return false;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+    auto stop = target_->wait_stop(std::clamp(left, std::chrono::milliseconds(0), std::chrono::milliseconds(kSlice)));
+    if (!stop.ok()) return stop.status();
+    if (*stop) {
+      auto accepted = accept_stop(**stop);
+      if (!accepted.ok()) return accepted.status();
+      if (*accepted) return true;
+      continue;
+    }
+    if (clock::now() >= deadline) return false;
+  }
+}
+
+absl::Status session::resume_and_wait(toolhost_dt_resume_t how) {
+  if (!target_->has(TOOLHOST_DT_CAP_RUN_CONTROL)) {
+    return absl::UnimplementedError("the " + target_->backend() + " backend cannot run the target (it is a snapshot)");
+  }
+  registers_.reset();
+  if (auto s = target_->resume(how); !s.ok()) return s;
+  auto stopped = wait_for_stop(deadline_);
+  if (!stopped.ok()) return stopped.status();
+  return absl::OkStatus();
+}
+
+absl::Status session::step_over_once() {
+  auto at = pc();
+  if (!at.ok()) return at.status();
+  auto bytes = target_->read(*at, 16);
+  if (bytes.ok()) {
+    auto insn = decoder_.decode(*at, *bytes);
+    if (insn.ok() && insn->is_call()) {
+      auto s = sp();
+      if (!s.ok()) return s.status();
+      const uint64_t next = *at + insn->length;
+      if (auto st = target_->set_breakpoint(TOOLHOST_DT_BP_SOFTWARE, next, 1); !st.ok()) return st;
+      temporaries_.push_back({next, *s});
+      return resume_and_wait(TOOLHOST_DT_CONTINUE);
+    }
+  }
+  return resume_and_wait(TOOLHOST_DT_STEP);
+}
+
+// ---- The line ------------------------------------------------------------------------------
+
+absl::Status session::usage_error(const std::string& name, const std::string& problem) const {
+  const command_spec* spec = find_command(name);
+  std::string text = problem;
+  if (spec != nullptr) text += "\nUsage: " + spec->usage;
+  return absl::InvalidArgumentError(text);
+}
+
+line_result session::run_line(std::string_view line, std::chrono::milliseconds timeout,
+                              const std::function<bool()>& cancelled) {
+  out_.clear();
+  result_json_ = "null";
+  deadline_ = clock::now() + timeout;
+  cancelled_ = &cancelled;
+  refuse_resume_once_ = false;
+  line_result result;
+
+  // A stop that arrived while nobody was asking is shown first; a resuming command in this
+  // call is then refused once so that the stop is seen before it is continued past.
+  if (running()) {
+    for (;;) {
+      auto stop = target_->wait_stop(std::chrono::milliseconds(0));
+      if (!stop.ok() || !*stop) break;
+      auto accepted = accept_stop(**stop);
+      if (!accepted.ok()) {
+        out_ += std::string(accepted.status().message()) + "\n";
+        result.error = true;
+        break;
+      }
+      if (*accepted) {
+        refuse_resume_once_ = true;
+        break;
+      }
+    }
+  }
+
+  const auto commands = split_commands(line);
+  if (commands.empty() && running()) {
+    // An empty line runs nothing and only waits.
+    if (auto s = wait_for_stop(deadline_); !s.ok()) {
+      out_ += std::string(s.status().message()) + "\n";
+      result.error = true;
+    }
+  }
+  for (const auto& text : commands) {
+    if (result.error) break;
+    const parsed_command cmd = parse_command(text);
+    const command_spec* spec = find_command(cmd.name);
+    if (spec == nullptr) {
+      out_ += "Unknown command '" + cmd.name + "'. `help` lists every command.\n";
+      result.error = true;
+      break;
+    }
+    run_kind kind = spec->kind;
+    if (cmd.name == "~" && !cmd.args.empty()) kind = run_kind::halted;  // "~1s" selects
+    if (exited_ && kind != run_kind::any) {
+      out_ += "The target has exited; '" + text + "' was not run. `close` the session and `open` a new one.\n";
+      result.error = true;
+      break;
+    }
+    if (kind == run_kind::resume && refuse_resume_once_) {
+      out_ += "The target stopped (above); '" + text +
+              "' was not run, so that the stop is seen before it is continued past. Re-issue it to continue.\n";
+      refuse_resume_once_ = false;
+      result.error = true;
+      break;
+    }
+    if ((kind == run_kind::halted || kind == run_kind::resume) && running()) {
+      if (!can_stop()) {
+        out_ += "'" + text + "' needs a halted target and nothing is set to stop it (no breakpoint); use `break` first.\n";
+        result.error = true;
+        break;
+      }
+      auto stopped = wait_for_stop(deadline_);
+      if (!stopped.ok()) {
+        out_ += std::string(stopped.status().message()) + "\n";
+        result.error = true;
+        break;
+      }
+      if (!*stopped) {
+        out_ += "The target is still running after " + std::to_string(timeout.count()) + " ms; '" + text +
+                "' was not run. Re-issue it to keep waiting, or `break` to stop the target.\n";
+        result.error = true;
+        break;
+      }
+      if (kind == run_kind::resume) {
+        out_ += "The target stopped (above); '" + text +
+                "' was not run, so that the stop is seen before it is continued past. Re-issue it to continue.\n";
+        result.error = true;
+        break;
+      }
+    }
+    auto status = (this->*spec->run)(cmd.name, cmd.args);
+    if (!status.ok()) {
+      out_ += std::string(status.message()) + "\n";
+      result.error = true;
+      break;  // a failing command ends the line
+    }
+  }
+
+  if (!running()) refresh_modules();
+  result.output = out_;
+  result.result_json = result_json_;
+  result.trailer = trailer();
+  result.target_json = target_json();
+  for (const auto& l : split_lines(target_->read_output())) {
+    if (!l.empty()) result.debug_output.push_back(l);
+  }
+  cancelled_ = nullptr;
+  return result;
+}
+
+std::string session::attach_text() {
+  out_.clear();
+  auto stop = target_->wait_stop(std::chrono::milliseconds(0));
+  if (stop.ok() && *stop) {
+    after_stop();
+    last_stop_ = **stop;
+    refresh_modules();
+    render_stop(**stop, (*stop)->description);
+  }
+  return out_;
+}
+
+// ---- Trailer and snapshot -------------------------------------------------------------------
+
+std::string session::trailer() {
+  if (exited_) return "[target exited]";
+  if (running()) return "[target running]";
+  auto at = pc();
+  if (!at.ok()) return "[target halted]";
+  if (threads_.empty()) refresh_threads();
+  int64_t index = 0;
+  for (size_t i = 0; i < threads_.size(); ++i) {
+    if (threads_[i].current) index = static_cast<int64_t>(i);
+  }
+  std::string text = "[target halted @ " + std::to_string(index) + " " + address_text(*at);
+  const std::string sym = symbol_of(*at);
+  if (!sym.empty()) text += " " + sym;
+  const std::string exe = target_->hint("executable");
+  const std::string pid = target_->hint("pid");
+  if (!exe.empty() && !pid.empty()) {
+    text += " | process " + exe.substr(exe.rfind('/') + 1) + " (" + pid + ")";
+  }
+  return text + "]";
+}
+
+std::string session::target_json() {
+  const bool is_running = running();
+  std::string j = R"({"running":)" + std::string(is_running ? "true" : "false");
+  if (!is_running && !exited_) {
+    if (threads_.empty()) refresh_threads();
+    int64_t index = -1, id = -1;
+    for (size_t i = 0; i < threads_.size(); ++i) {
+      if (threads_[i].current) {
+        index = static_cast<int64_t>(i);
+        id = threads_[i].id;
+      }
+    }
+    auto at = pc();
+    j += R"(,"current_thread":)" + (index >= 0 ? std::to_string(index) : "null");
+    j += R"(,"rip":)" + (at.ok() ? sdk::quote(hex(*at)) : "null");
+    const std::string sym = at.ok() ? symbol_of(*at) : "";
+    j += R"(,"symbol":)" + (sym.empty() ? "null" : sdk::quote(sym));
+    j += R"(,"stopped_thread":)" + (id >= 0 ? std::to_string(id) : "null");
+  } else {
+    j += R"(,"current_thread":null,"rip":null,"symbol":null,"stopped_thread":null)";
+  }
+  const std::string exe = target_->hint("executable");
+  const std::string pid = target_->hint("pid");
+  std::string process = "null";
+  if (!exe.empty()) {
+    process = R"({"name":)" + sdk::quote(exe.substr(exe.rfind('/') + 1)) + R"(,"pid":)" + (pid.empty() ? "null" : pid) + "}";
+  }
+  j += R"(,"attached_process":null,"stopped_process":)" + (is_running ? std::string("null") : process);
+  j += R"(,"coherent":)" + std::string(exited_ ? "false" : "true");
+  const std::string kernel = target_->hint("kernel_base");
+  j += R"(,"kernel_base":)" + (kernel.empty() ? "null" : sdk::quote(kernel));
+  j += R"(,"exited":)" + std::string(exited_ ? "true" : "false") + "}";
+  return j;
+}
+
+}  // namespace toolhost::debugger

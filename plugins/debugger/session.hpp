@@ -1,0 +1,166 @@
+// One attached target and everything a person types at it: the command table, run control
+// with ntoseye's admission rules, stop rendering and the `[target ...]` trailer.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
+#include <toolhost/disasm/decoder.hpp>
+
+#include "breakpoints.hpp"
+#include "expression.hpp"
+#include "symbols.hpp"
+#include "target.hpp"
+
+namespace toolhost::debugger {
+
+// How a command relates to the run state (ntoseye's [H], [R], [Run] and unmarked).
+enum class run_kind {
+  any,      // runs whatever the state (help, ?, lm, bl, memory on a backend that reads live)
+  halted,   // needs a halted target: waits for the stop first
+  resume,   // resumes and waits for the next stop
+  running,  // only meaningful while running (break)
+};
+
+class session;
+
+struct command_spec {
+  std::vector<std::string> names;
+  std::string usage;
+  std::string summary;
+  std::string details;
+  run_kind kind;
+  absl::Status (session::*run)(const std::string& name, std::string_view args);
+};
+
+const std::vector<command_spec>& command_table();
+const command_spec* find_command(std::string_view name);
+// `help` (empty topic) or `.help <command>`; works without a target.
+absl::StatusOr<std::string> render_help(std::string_view topic);
+
+// The result of one `command` call.
+struct line_result {
+  std::string output;  // the text the commands printed (without trailer and dbgprint lines)
+  bool error = false;
+  std::string result_json = "null";  // the typed result of the last command that has one
+  std::string target_json;           // the run-state snapshot
+  std::vector<std::string> debug_output;
+  std::string trailer;
+};
+
+class session final : public expression_context {
+ public:
+  explicit session(std::unique_ptr<target> t);
+  ~session() override;
+
+  // Runs one REPL line under the run-control rules; never waits past `timeout`.
+  // `cancelled` is polled while waiting.
+  line_result run_line(std::string_view line, std::chrono::milliseconds timeout,
+                       const std::function<bool()>& cancelled);
+  // What `open` reports: backend, processors and the state at attach.
+  std::string open_summary_json() const;
+  std::string attach_text();
+  target& tgt() { return *target_; }
+
+  // expression_context
+  std::optional<uint64_t> register_value(std::string_view name) override;
+  absl::StatusOr<uint64_t> symbol_address(std::string_view name) override;
+  absl::StatusOr<uint64_t> read_memory(uint64_t address, int size) override;
+
+  // Commands (command_table() points at these).
+  absl::Status cmd_go(const std::string& name, std::string_view args);
+  absl::Status cmd_step(const std::string& name, std::string_view args);
+  absl::Status cmd_go_up(const std::string& name, std::string_view args);
+  absl::Status cmd_step_to(const std::string& name, std::string_view args);
+  absl::Status cmd_break(const std::string& name, std::string_view args);
+  absl::Status cmd_registers(const std::string& name, std::string_view args);
+  absl::Status cmd_display(const std::string& name, std::string_view args);
+  absl::Status cmd_edit(const std::string& name, std::string_view args);
+  absl::Status cmd_search(const std::string& name, std::string_view args);
+  absl::Status cmd_unassemble(const std::string& name, std::string_view args);
+  absl::Status cmd_bp(const std::string& name, std::string_view args);
+  absl::Status cmd_ba(const std::string& name, std::string_view args);
+  absl::Status cmd_bl(const std::string& name, std::string_view args);
+  absl::Status cmd_bc_bd_be(const std::string& name, std::string_view args);
+  absl::Status cmd_stack(const std::string& name, std::string_view args);
+  absl::Status cmd_lm(const std::string& name, std::string_view args);
+  absl::Status cmd_ln(const std::string& name, std::string_view args);
+  absl::Status cmd_x(const std::string& name, std::string_view args);
+  absl::Status cmd_evaluate(const std::string& name, std::string_view args);
+  absl::Status cmd_threads(const std::string& name, std::string_view args);
+  absl::Status cmd_help(const std::string& name, std::string_view args);
+
+ private:
+  struct frame {
+    uint64_t ip = 0, sp = 0, return_address = 0;
+  };
+
+  // Run control.
+  using clock = std::chrono::steady_clock;
+  bool running();
+  // Waits for a stop until the deadline; renders it into out_. True when stopped.
+  absl::StatusOr<bool> wait_for_stop(clock::time_point deadline);
+  // Decides whether a stop is reported (true) or absorbed and the target resumed (false).
+  absl::StatusOr<bool> accept_stop(const toolhost_dt_stop_t& stop);
+  void render_stop(const toolhost_dt_stop_t& stop, const std::string& banner);
+  absl::Status resume_and_wait(toolhost_dt_resume_t how);
+  absl::Status step_over_once();
+  void clear_temporaries();
+  void after_stop();  // refreshes caches after a stop is accepted
+
+  // State helpers.
+  absl::StatusOr<const register_values*> regs();
+  absl::StatusOr<uint64_t> pc();
+  absl::StatusOr<uint64_t> sp();
+  std::string symbol_of(uint64_t address) const;
+  std::string instruction_line(uint64_t address, bool with_header);
+  std::string register_block();
+  absl::StatusOr<std::vector<frame>> walk_stack(size_t max_frames);
+  absl::StatusOr<uint64_t> eval(std::string_view text);
+  absl::StatusOr<uint64_t> eval_prefix(std::string_view text, size_t& pos);
+  // "addr", "addr L count", "addr end": start and count of `unit`-byte items.
+  // Parses from `pos` and advances it.
+  absl::Status parse_range(const std::string& name, std::string_view args, size_t& pos, size_t unit,
+                           uint64_t default_count, uint64_t& start, uint64_t& count,
+                           std::optional<uint64_t> default_start);
+  absl::Status arm(const breakpoint& b);
+  absl::Status disarm(const breakpoint& b);
+  std::string trailer();
+  std::string target_json();
+  void refresh_modules();
+  void refresh_threads();
+  absl::Status usage_error(const std::string& name, const std::string& problem) const;
+  bool can_stop() const;
+
+  std::unique_ptr<target> target_;
+  symbol_table symbols_;
+  disasm::decoder decoder_{disasm::mode::x86_64};
+  std::vector<breakpoint> breakpoints_;
+  std::vector<temporary_breakpoint> temporaries_;
+  int next_breakpoint_id_ = 0;
+  std::optional<register_values> registers_;
+  std::vector<thread_info> threads_;
+  std::optional<toolhost_dt_stop_t> last_stop_;
+  bool exited_ = false;
+  bool modules_stale_ = true;
+  uint64_t next_display_ = 0;   // where a bare `db` continues
+  uint64_t next_unassemble_ = 0;
+
+  // The call in progress.
+  std::string out_;
+  std::string result_json_ = "null";
+  clock::time_point deadline_{};
+  const std::function<bool()>* cancelled_ = nullptr;
+  bool refuse_resume_once_ = false;
+};
+
+}  // namespace toolhost::debugger

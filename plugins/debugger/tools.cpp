@@ -1,0 +1,163 @@
+#include "tools.hpp"
+
+#include <toolhost/sdk/json.hpp>
+#include <toolhost/sdk/writer.hpp>
+
+#include "command_line.hpp"
+
+namespace toolhost::debugger {
+
+const char* const kInstructions =
+    "Kernel and process debugger with WinDbg syntax (ntoseye's tool surface). `command` runs one REPL line "
+    "(`;` separates commands; `help` lists them) and ends with a `[target ...]` trailer; it never waits longer "
+    "than timeout_ms: a resuming command (g, p, t, gu, pa) that sees no stop in time ends in [target running], "
+    "and a later halted-only command (k, r, bp, ...) waits for the stop first. A stop that happened between "
+    "calls is shown at the top of the next result, and a resuming command in that call is refused once so "
+    "you see it. `break` interrupts. Long results are paged: the footer names the `output` id to read on "
+    "or to filter. When no target is attached, do not guess: ask the user how the VM or process is exposed "
+    "(backend kd, kdnet, gdb, memory or dump, and the socket, host:port, key or file), then call `open`.";
+
+namespace {
+
+constexpr const char* kBackends[] = {"kd", "kdnet", "gdb", "memory", "dump"};
+
+std::string no_target_text() {
+  return "No target is attached. Ask the user how the target is exposed (backend kd, kdnet, gdb, memory or dump, "
+         "and its connect string or key), then call `open`.";
+}
+
+}  // namespace
+
+debugger_tools::debugger_tools(factory_lookup lookup, launch_settings launch)
+    : lookup_(std::move(lookup)), launch_(std::move(launch)) {}
+
+debugger_tools::~debugger_tools() {
+  std::lock_guard lock(mutex_);
+  session_.reset();
+}
+
+absl::StatusOr<std::string> debugger_tools::attach(const std::string& backend, const std::string& connect,
+                                                   const std::string& key) {
+  bool known = false;
+  for (const char* b : kBackends) known = known || backend == b;
+  if (!known) {
+    return absl::InvalidArgumentError("'" + backend + "' is not a backend; use kd, kdnet, gdb, memory or dump");
+  }
+  const toolhost_debug_target_factory_t* factory = lookup_(backend);
+  if (factory == nullptr) {
+    std::string available;
+    for (const char* b : kBackends) {
+      if (lookup_(b) != nullptr) available += std::string(available.empty() ? "" : ", ") + b;
+    }
+    return absl::UnavailableError("the " + backend + " backend is not loaded in this server (add the \"" + backend +
+                                  "-backend\" plugin to its plugins list). Available here: " +
+                                  (available.empty() ? "none" : available) + ".");
+  }
+  if (factory->version != TOOLHOST_DEBUG_TARGET_VERSION) {
+    return absl::FailedPreconditionError("the " + backend + " backend speaks debug-target version " +
+                                         std::to_string(factory->version) + ", this debugger version " +
+                                         std::to_string(TOOLHOST_DEBUG_TARGET_VERSION));
+  }
+  std::string where = connect;
+  if (where.empty() && factory->default_connect != nullptr) where = factory->default_connect;
+  sdk::string_writer error;
+  toolhost_debug_target_t* raw = factory->open(factory, where.c_str(), key.empty() ? nullptr : key.c_str(), nullptr,
+                                               10000, error.raw());
+  if (raw == nullptr) {
+    std::string text = error.text().empty() ? "the " + backend + " backend could not open " + where : error.text();
+    if (factory->connect_help != nullptr) text += " (connect: " + std::string(factory->connect_help) + ")";
+    return absl::UnavailableError(text);
+  }
+  session_ = std::make_unique<session>(std::make_unique<target>(raw, backend));
+  backend_ = backend;
+  connect_ = where;
+  return session_->attach_text();
+}
+
+sdk::result debugger_tools::open(const std::string& backend, const std::string& connect, const std::string& key) {
+  std::lock_guard lock(mutex_);
+  if (session_) {
+    return sdk::result::error("A session is already active (" + backend_ + " at " + connect_ +
+                              "); one session at a time: `close` it first.");
+  }
+  auto text = attach(backend, connect, key);
+  if (!text.ok()) return sdk::result::error(std::string(text.status().message()));
+  const auto threads = session_->tgt().threads();
+  const std::string json = R"({"status":"connected","backend":)" + sdk::quote(backend_) + R"(,"connect":)" +
+                           sdk::quote(connect_) + R"(,"processors":)" + std::to_string(threads.size()) +
+                           R"(,"kind":)" + sdk::quote(session_->tgt().kind()) + "}";
+  auto line = session_->run_line("", std::chrono::milliseconds(0), [] { return false; });
+  return sdk::result::structured(json).add_text("Connected to " + backend_ + " at " + connect_ + ".\n" + *text +
+                                                line.trailer);
+}
+
+sdk::result debugger_tools::close() {
+  std::lock_guard lock(mutex_);
+  if (!session_) return sdk::result::structured(R"({"status":"closed"})").add_text("No session was open.");
+  session_.reset();  // the backend removes its breakpoints and lets the target run
+  const std::string text = "Closed the " + backend_ + " session at " + connect_ + ".";
+  backend_.clear();
+  connect_.clear();
+  return sdk::result::structured(R"({"status":"closed"})").add_text(text);
+}
+
+sdk::result debugger_tools::command(const std::string& line, int64_t timeout_ms, const std::string& format,
+                                    const std::function<bool()>& cancelled) {
+  if (timeout_ms <= 0) timeout_ms = kDefaultTimeoutMs;
+  if (timeout_ms > kMaxTimeoutMs) {
+    return sdk::result::error("timeout_ms is at most 300000 (5 minutes); got " + std::to_string(timeout_ms) + ".");
+  }
+  if (format != "text" && format != "json") return sdk::result::error("format is \"text\" or \"json\".");
+  std::lock_guard lock(mutex_);
+  std::string preface;
+  if (!session_ && !launch_.backend.empty()) {
+    // Launch-time attach: the server's settings name the target, as ntoseye's --backend flags.
+    auto text = attach(launch_.backend, launch_.connect, launch_.key);
+    if (!text.ok()) {
+      return sdk::result::error("Could not attach to the configured target (" + launch_.backend + "): " +
+                                std::string(text.status().message()));
+    }
+    preface = "Attached to " + backend_ + " at " + connect_ + ".\n" + *text;
+  }
+  if (!session_) {
+    // help works without a target; everything else needs one.
+    const auto cmds = split_commands(line);
+    if (!cmds.empty()) {
+      const auto first = parse_command(cmds[0]);
+      if (cmds.size() == 1 && (first.name == "help" || first.name == ".help")) {
+        auto text = render_help(first.args);
+        if (!text.ok()) return sdk::result::error(std::string(text.status().message()));
+        return sdk::result::text(*text + "[no target]");
+      }
+    }
+    return sdk::result::error(no_target_text());
+  }
+  line_result r = session_->run_line(line, std::chrono::milliseconds(timeout_ms), cancelled);
+  const std::string paged = store_.page(preface + r.output);
+  std::string body = paged;
+  if (!body.empty() && body.back() != '\n') body += '\n';
+  std::string debug = "[";
+  for (const auto& d : r.debug_output) {
+    body += "[dbgprint] " + d + "\n";
+    if (debug.size() > 1) debug += ',';
+    debug += sdk::quote(d);
+  }
+  debug += "]";
+  body += r.trailer;
+  if (format == "json") {
+    const std::string json = R"({"ok":)" + std::string(r.error ? "false" : "true") + R"(,"output":)" +
+                             sdk::quote(paged) + R"(,"result":)" + r.result_json +
+                             R"(,"target":)" + r.target_json + R"(,"debug_output":)" + debug + "}";
+    return sdk::result::structured(json).add_text(body).set_error(r.error);
+  }
+  return sdk::result::text(body).set_error(r.error);
+}
+
+sdk::result debugger_tools::output(int64_t id, int64_t offset, int64_t limit, const std::string& filter) {
+  if (id <= 0 || offset < 0 || limit < 0) return sdk::result::error("id is at least 1; offset and limit are not negative.");
+  auto text = store_.read(static_cast<uint64_t>(id), static_cast<uint64_t>(offset), static_cast<uint64_t>(limit), filter);
+  if (!text.ok()) return sdk::result::error(std::string(text.status().message()));
+  return sdk::result::text(*text);
+}
+
+}  // namespace toolhost::debugger
