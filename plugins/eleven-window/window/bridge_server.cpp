@@ -95,22 +95,23 @@ std::string handle(window_state& window, bool control, std::string_view line) {
   if (doc.HasParseError() || !doc.IsObject()) {
     return reply_line(nullptr, answer::refuse("The request is not a JSON object."));
   }
-  const rapidjson::Value* id = doc.HasMember("id") ? &doc["id"] : nullptr;
+  const rapidjson::Value& root = doc;  // const iterators keep C++20's rewritten != unambiguous
+  const rapidjson::Value* id = root.HasMember("id") ? &root["id"] : nullptr;
   static const rapidjson::Value empty_args(rapidjson::kObjectType);
   const rapidjson::Value* args = &empty_args;
-  if (auto it = doc.FindMember("args"); it != doc.MemberEnd()) {
+  if (auto it = root.FindMember("args"); it != root.MemberEnd()) {
     if (!it->value.IsObject()) return reply_line(id, answer::refuse("\"args\" must be a JSON object."));
     args = &it->value;
   }
   if (control) {
-    const std::string command = string_field(doc, "command");
+    const std::string command = string_field(root, "command");
     if (command.empty()) return reply_line(id, answer::refuse("The request names no \"command\"."));
     return reply_line(id, window.command(command, *args));
   }
-  const std::string tool = string_field(doc, "tool");
+  const std::string tool = string_field(root, "tool");
   if (tool.empty()) return reply_line(id, answer::refuse("The request names no \"tool\"."));
   author from;
-  if (auto it = doc.FindMember("from"); it != doc.MemberEnd() && it->value.IsObject()) {
+  if (auto it = root.FindMember("from"); it != root.MemberEnd() && it->value.IsObject()) {
     from.agent = string_field(it->value, "agent");
     from.chat = string_field(it->value, "chat");
   }

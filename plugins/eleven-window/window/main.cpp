@@ -7,8 +7,8 @@
 //   toolhost-window show home|workbench | review on|off                 [--socket PATH]
 //   toolhost-window open BINARY [--project FILE]                        [--socket PATH]
 //
-// `serve` prints the three lines an agent launcher exports (ELEVEN_BRIDGE first) once the
-// sockets listen. The other commands talk to a running window through its control socket;
+// `serve` prints ELEVEN_BRIDGE=<socket> on stdout once the sockets listen (a launcher reads
+// that line); ELEVEN_AGENT and ELEVEN_CHAT are the launcher's to choose. The other commands talk to a running window through its control socket;
 // --socket defaults to $ELEVEN_BRIDGE.
 #include <poll.h>
 #include <sys/socket.h>
@@ -109,11 +109,6 @@ int serve(const options& o) {
   wo.start_on = o.workbench ? eleven::canvas::workbench : eleven::canvas::home;
   wo.patched_copy = o.patched_copy;
   eleven::window_state window(wo);
-  if (o.workbench) {
-    rapidjson::Document args(rapidjson::kObjectType);
-    args.AddMember("canvas", "workbench", args.GetAllocator());
-    window.command("show", args);
-  }
   if (!o.positional.empty()) {
     if (absl::Status s = window.open(o.positional[0], o.project); !s.ok()) {
       std::cerr << "toolhost-window: " << s.message() << "\n";
@@ -127,10 +122,9 @@ int serve(const options& o) {
     return 1;
   }
   // What an agent launcher exports for `toolhost --server eleven`.
-  std::cout << "ELEVEN_BRIDGE=" << socket << "\n"
-            << "ELEVEN_AGENT=<the agent's name>\n"
-            << "ELEVEN_CHAT=<the chat id>\n"
-            << std::flush;
+  std::cout << "ELEVEN_BRIDGE=" << socket << std::endl;
+  std::cerr << "toolhost-window: listening; start the agent's `toolhost --server eleven` with ELEVEN_BRIDGE="
+            << socket << ", ELEVEN_AGENT=<agent name> and ELEVEN_CHAT=<chat id>\n";
   if (absl::Status s = server.run(); !s.ok()) {
     std::cerr << "toolhost-window: " << s.message() << "\n";
     return 1;

@@ -37,8 +37,12 @@ std::string_view destination(const disasm::instruction& insn) {
 absl::StatusOr<program> program::open(const std::filesystem::path& path) {
   auto file = elf::elf_file::open(path);
   if (!file.ok()) return file.status();
-  program p(std::move(*file));
-  p.path_ = std::filesystem::absolute(path).lexically_normal();
+  return from_elf(std::move(*file), std::filesystem::absolute(path).lexically_normal());
+}
+
+program program::from_elf(elf::elf_file file, const std::filesystem::path& path) {
+  program p(std::move(file));
+  p.path_ = path;
   const elf::elf_file& e = p.elf_;
 
   for (const elf::symbol& f : e.functions()) {

@@ -27,6 +27,8 @@ class program {
   // Opens an ELF file and finds its functions: every function symbol, and (x86) the targets
   // of direct calls, the entry point and the main() the entry code passes to libc.
   static absl::StatusOr<program> open(const std::filesystem::path& path);
+  // The same for an ELF image already parsed; `path` is what the window reports as the file.
+  static program from_elf(elf::elf_file file, const std::filesystem::path& path);
 
   const std::filesystem::path& path() const noexcept { return path_; }
   const elf::elf_file& elf() const noexcept { return elf_; }

@@ -101,16 +101,25 @@ absl::StatusOr<project_store> project_store::load(const std::filesystem::path& p
     return p;  // a new project
   }
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse(text, path, binary);
+}
+
+absl::StatusOr<project_store> project_store::parse(std::string_view text, const std::filesystem::path& path,
+                                                   const std::filesystem::path& binary) {
+  project_store p;
+  p.path_ = path;
+  p.binary_ = binary.string();
   rapidjson::Document doc;
   doc.Parse(text.data(), text.size());
   if (doc.HasParseError() || !doc.IsObject()) return bad(path, "it is not a JSON object");
-  if (text_of(doc, "format") != kFormat) return bad(path, "it is not a toolhost-window project (no \"format\": \"" + std::string(kFormat) + "\")");
-  const std::string recorded = text_of(doc, "binary");
+  const rapidjson::Value& root = doc;  // const iterators keep C++20's rewritten != unambiguous
+  if (text_of(root, "format") != kFormat) return bad(path, "it is not a toolhost-window project (no \"format\": \"" + std::string(kFormat) + "\")");
+  const std::string recorded = text_of(root, "binary");
   if (!recorded.empty() && recorded != p.binary_) {
     return absl::FailedPreconditionError("The project file " + path.string() + " belongs to " + recorded + ", not " +
                                          p.binary_ + "; give another --project.");
   }
-  if (auto m = doc.FindMember("marks"); m != doc.MemberEnd() && m->value.IsObject()) {
+  if (auto m = root.FindMember("marks"); m != root.MemberEnd() && m->value.IsObject()) {
     for (const auto& group : m->value.GetObject()) {
       auto kind = mark_kind_from(group.name.GetString());
       if (!kind || !group.value.IsObject()) return bad(path, std::string("unknown mark group ") + group.name.GetString());
@@ -133,7 +142,7 @@ absl::StatusOr<project_store> project_store::load(const std::filesystem::path& p
     c.value = optional_text_of(obj, "value");
     return c;
   };
-  if (auto h = doc.FindMember("history"); h != doc.MemberEnd() && h->value.IsArray()) {
+  if (auto h = root.FindMember("history"); h != root.MemberEnd() && h->value.IsArray()) {
     for (const auto& e : h->value.GetArray()) {
       if (!e.IsObject()) return bad(path, "a history entry that is not an object");
       history_entry entry;
@@ -151,7 +160,7 @@ absl::StatusOr<project_store> project_store::load(const std::filesystem::path& p
       p.history_.push_back(std::move(entry));
     }
   }
-  if (auto s = doc.FindMember("suggestions"); s != doc.MemberEnd() && s->value.IsArray()) {
+  if (auto s = root.FindMember("suggestions"); s != root.MemberEnd() && s->value.IsArray()) {
     for (const auto& e : s->value.GetArray()) {
       if (!e.IsObject()) return bad(path, "a suggestion that is not an object");
       suggestion sg;
@@ -182,7 +191,7 @@ absl::StatusOr<project_store> project_store::load(const std::filesystem::path& p
       p.suggestions_.push_back(std::move(sg));
     }
   }
-  if (auto o = doc.FindMember("accepted_order"); o != doc.MemberEnd() && o->value.IsArray()) {
+  if (auto o = root.FindMember("accepted_order"); o != root.MemberEnd() && o->value.IsArray()) {
     for (const auto& id : o->value.GetArray()) {
       if (id.IsUint64()) p.accepted_order_.push_back(id.GetUint64());
     }

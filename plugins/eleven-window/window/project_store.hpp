@@ -68,6 +68,9 @@ class project_store {
   // Loads `path`; a file that does not exist yet is an empty project for `binary`. A project
   // written for another binary is refused, so marks never land on the wrong file.
   static absl::StatusOr<project_store> load(const std::filesystem::path& path, const std::filesystem::path& binary);
+  // Reads the JSON text of a project file that `path` names.
+  static absl::StatusOr<project_store> parse(std::string_view text, const std::filesystem::path& path,
+                                             const std::filesystem::path& binary);
 
   const std::filesystem::path& path() const noexcept { return path_; }
   absl::Status save() const;

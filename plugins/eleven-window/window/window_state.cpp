@@ -1,6 +1,11 @@
 #include "window_state.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
 
 #include <set>
 
@@ -32,12 +37,31 @@ std::string who(const author& a) {
 
 std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
+// Beside the binary when its folder is writable (the project travels with it); otherwise in
+// $XDG_STATE_HOME/eleven (~/.local/state/eleven), so opening /usr/bin/ls still saves marks.
+std::filesystem::path default_project_path(const std::filesystem::path& binary) {
+  const std::string name = binary.filename().string() + ".eleven.json";
+  if (::access(binary.parent_path().c_str(), W_OK) == 0) return binary.parent_path() / name;
+  const char* state = std::getenv("XDG_STATE_HOME");
+  const char* home = std::getenv("HOME");
+  std::filesystem::path dir = state != nullptr && *state != '\0' ? std::filesystem::path(state)
+                              : std::filesystem::path(home != nullptr ? home : "/tmp") / ".local" / "state";
+  dir /= "eleven";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  // The folder's path keeps two binaries of the same name apart.
+  const size_t tag = std::hash<std::string>{}(binary.parent_path().string());
+  char hex[20];
+  std::snprintf(hex, sizeof hex, "%016zx", tag);
+  return dir / (binary.filename().string() + "-" + std::string(hex, 8) + ".eleven.json");
+}
+
 }  // namespace
 
 absl::Status window_state::open(const std::filesystem::path& binary, std::filesystem::path project_path) {
   auto p = program::open(binary);
   if (!p.ok()) return p.status();
-  if (project_path.empty()) project_path = p->path().string() + ".eleven.json";
+  if (project_path.empty()) project_path = default_project_path(p->path());
   auto store = project_store::load(std::filesystem::absolute(project_path).lexically_normal(), p->path());
   if (!store.ok()) return store.status();
   program_ = std::make_unique<program>(std::move(*p));

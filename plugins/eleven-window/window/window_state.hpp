@@ -35,7 +35,7 @@ struct answer {
 
 class window_state {
  public:
-  explicit window_state(window_options options) : options_(std::move(options)) {}
+  explicit window_state(window_options options) : options_(std::move(options)), canvas_(options_.start_on) {}
 
   // Opens a binary and its project (default: <binary>.eleven.json beside it).
   absl::Status open(const std::filesystem::path& binary, std::filesystem::path project = {});
