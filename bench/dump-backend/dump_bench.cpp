@@ -34,7 +34,9 @@ int hog(const char* address_file) {
 }
 
 int read_core(const char* core, uint64_t base, uint64_t count) {
+  const auto opening = std::chrono::steady_clock::now();
   auto snap = toolhost::dump_backend::open_dump(core);
+  const double open_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - opening).count();
   if (!snap.ok()) {
     std::fprintf(stderr, "%s\n", std::string(snap.status().message()).c_str());
     return 1;
@@ -61,7 +63,7 @@ int read_core(const char* core, uint64_t base, uint64_t count) {
     checksum += first;
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("%.0f\n", static_cast<double>(count) / seconds);
+  std::printf("%.0f %.0f\n", static_cast<double>(count) / seconds, open_ms);
   t->close(t);
   return checksum == 42 ? 2 : 0;  // keeps the reads from being optimized away
 }

@@ -32,7 +32,7 @@ absl::StatusOr<std::unique_ptr<mapped_file>> mapped_file::open(const std::string
   const int e = errno;
   ::close(fd);
   if (data == MAP_FAILED) return absl::InternalError(absl::StrFormat("cannot map %s: %s", path, std::strerror(e)));
-  ::madvise(data, static_cast<size_t>(st.st_size), MADV_RANDOM);
+  // No MADV_RANDOM: measured slower for random 4 KiB reads (it turns off fault-around too).
   std::unique_ptr<mapped_file> f(new mapped_file());
   f->data_ = static_cast<uint8_t*>(data);
   f->size_ = static_cast<size_t>(st.st_size);
