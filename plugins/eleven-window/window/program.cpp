@@ -69,7 +69,10 @@ program program::from_elf(elf::elf_file file, const std::filesystem::path& path)
     if (code_section_at(e, e.entry()) != nullptr) {
       found.insert(e.entry());
       const elf::section* s = code_section_at(e, e.entry());
-      auto bytes = section_bytes(e, *s).subspan(e.entry() - s->address);
+      const auto all = section_bytes(e, *s);
+      const uint64_t into = e.entry() - s->address;
+      // An empty span (a section the file does not hold) must not be sliced past its end.
+      const auto bytes = into < all.size() ? all.subspan(into) : std::span<const uint8_t>();
       std::optional<uint64_t> first_argument;
       for (const auto& insn : dec.decode_all(e.entry(), bytes, 64)) {
         const std::string_view reg = destination(insn);
