@@ -230,9 +230,9 @@ test('every tool\'s success path and refusals on the binary with symbols', async
     .sort((x, y) => (x[0] < y[0] ? -1 : 1)).map((x) => x[1]);
   await expectOk(client, 'list_marks', {}, [
     `renamed ${check} to verify_key`,
+    ...bookmarks,
     'note on verify_key: Compares the key against a hard-coded hash.',
     `comment at ${inside}: hash the key`,
-    ...bookmarks,
     `code type at ${procedure}: procedure`,
     `number format at ${inside}: decimal`,
     `waiting for the user's review: Patch ${check} to 1f 20 03 d5`,

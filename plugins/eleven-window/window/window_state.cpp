@@ -200,14 +200,15 @@ answer window_state::list_marks() const {
   for (const auto& [address, name] : project_->marks(mark_kind::name)) {
     out += "renamed " + format_address(address) + " to " + name + "\n";
   }
+  // The document's order: renames, bookmarks, notes, line comments, code types, number formats.
+  for (const auto& [address, label] : project_->marks(mark_kind::bookmark)) {
+    out += "bookmark at " + format_address(address) + (label.empty() ? "" : ": " + label) + "\n";
+  }
   for (const auto& [address, note] : project_->marks(mark_kind::note)) {
     out += "note on " + display_name(address) + ": " + note + "\n";
   }
   for (const auto& [address, comment] : project_->marks(mark_kind::comment)) {
     out += "comment at " + format_address(address) + ": " + comment + "\n";
-  }
-  for (const auto& [address, label] : project_->marks(mark_kind::bookmark)) {
-    out += "bookmark at " + format_address(address) + (label.empty() ? "" : ": " + label) + "\n";
   }
   for (const auto& [address, type] : project_->marks(mark_kind::code_type)) {
     out += "code type at " + format_address(address) + ": " + type + "\n";
