@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -239,4 +240,97 @@ TEST_CASE("client: a program that cannot start, or never answers, gives a clear 
   REQUIRE(t.code() == absl::StatusCode::kDeadlineExceeded);
   CHECK(std::string(t.message()).find("could not initialize the upstream `sleep 30`") != std::string::npos);
   CHECK(std::chrono::steady_clock::now() - started < 10s);
+}
+
+namespace {
+
+// server-everything in its Streamable HTTP mode, on a port of its own, for one test.
+class http_everything {
+ public:
+  http_everything() : port_(20000 + static_cast<int>(::getpid() % 20000)) {
+    const std::string port_env = "PORT=" + std::to_string(port_);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::setenv("PORT", std::to_string(port_).c_str(), 1);
+      ::execl(REA_TEST_NODE, REA_TEST_NODE, REA_TEST_EVERYTHING, "streamableHttp", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+  }
+  ~http_everything() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      int status = 0;
+      ::waitpid(pid_, &status, 0);
+    }
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/mcp"; }
+
+ private:
+  int port_;
+  pid_t pid_ = -1;
+};
+
+}  // namespace
+
+TEST_CASE("client: server-everything over Streamable HTTP lists, calls, streams progress and asks") {
+  http_everything server;
+  std::atomic<int> asked{0};
+  client_callbacks callbacks;
+  callbacks.request = [&](const std::string& method, const std::string&) -> absl::StatusOr<std::string> {
+    if (method != "elicitation/create") return absl::UnimplementedError(method);
+    ++asked;
+    return std::string(R"({"action":"accept","content":{"name":"Grace Hopper"}})");
+  };
+  upstream_spec spec;
+  spec.url = server.url();
+  client c(options(spec), callbacks);
+  absl::Status started = absl::UnknownError("not tried");
+  for (int i = 0; i < 100 && !started.ok(); ++i) {  // until the server listens
+    started = c.start();
+    if (!started.ok()) std::this_thread::sleep_for(100ms);
+  }
+  REQUIRE(started.ok());
+  CHECK_FALSE(c.info()->instructions.empty());
+
+  auto tools = c.list_all("tools/list", "tools");
+  REQUIRE(tools.ok());
+  std::string all;
+  for (const auto& t : *tools) all += t;
+  CHECK(all.find(R"("name":"echo")") != std::string::npos);
+
+  auto echo = c.request("tools/call", R"({"name":"echo","arguments":{"message":"over http"}})");
+  REQUIRE(echo.ok());
+  CHECK(text_of(*echo) == "Echo: over http");
+
+  std::vector<double> seen;
+  std::mutex m;
+  request_options o;
+  o.progress = [&](double p, double, const std::string&) {
+    std::lock_guard lock(m);
+    seen.push_back(p);
+  };
+  auto slow = c.request("tools/call", R"({"name":"trigger-long-running-operation","arguments":{"duration":1,"steps":3}})", o);
+  REQUIRE(slow.ok());
+  CHECK(seen == std::vector<double>{1, 2, 3});
+
+  auto elicited = c.request("tools/call", R"({"name":"trigger-elicitation-request","arguments":{}})");
+  INFO(elicited.status().message());
+  REQUIRE(elicited.ok());
+  CHECK(asked == 1);
+  CHECK(elicited->find("Name: Grace Hopper") != std::string::npos);
+
+  c.stop();
+}
+
+TEST_CASE("client: an HTTP upstream that is not there fails with the reason") {
+  upstream_spec spec;
+  spec.url = "http://127.0.0.1:1/mcp";
+  client c(options(spec), {});
+  auto s = c.start();
+  REQUIRE_FALSE(s.ok());
+  CHECK(std::string(s.message()).find("could not reach the upstream http://127.0.0.1:1/mcp") != std::string::npos);
+  upstream_spec tls;
+  tls.url = "https://example.com/mcp";
+  client secure(options(tls), {});
+  CHECK(secure.start().code() == absl::StatusCode::kUnimplemented);
 }

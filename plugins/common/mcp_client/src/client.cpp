@@ -110,6 +110,7 @@ absl::Status client::start() {
   const rapidjson::Value* server = sdk::member(*doc, "serverInfo");
   info.server = server != nullptr ? sdk::to_json(*server) : "{}";
   info.instructions = std::string(sdk::string_member(*doc, "instructions").value_or(""));
+  conn->negotiated(info.protocol_version);
   if (absl::Status s = conn->notify("notifications/initialized", ""); !s.ok()) return fail(s);
 
   std::lock_guard lock(mutex_);

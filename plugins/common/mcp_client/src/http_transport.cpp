@@ -1,9 +1,341 @@
 #include <toolhost/mcp_client/http_transport.hpp>
 
+#include <atomic>
+#include <list>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <sys/socket.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include <toolhost/mcp_client/json_rpc.hpp>
+#include <toolhost/mcp_client/sse_parser.hpp>
+#include <toolhost/sdk/json.hpp>
+
 namespace toolhost::mcp_client {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+namespace sdk = toolhost::sdk;
+
+struct parsed_url {
+  std::string host;
+  std::string port;
+  std::string target;
+};
+
+absl::StatusOr<parsed_url> parse_url(const std::string& url) {
+  constexpr std::string_view kScheme = "http://";
+  if (url.rfind("https://", 0) == 0) {
+    return absl::UnimplementedError("https upstreams (" + url + ") are not supported yet; use http:// on a trusted network or a command");
+  }
+  if (url.rfind(kScheme, 0) != 0) return absl::InvalidArgumentError("the upstream URL " + url + " does not start with http://");
+  const std::string rest = url.substr(kScheme.size());
+  const size_t slash = rest.find('/');
+  const std::string authority = rest.substr(0, slash);
+  parsed_url out;
+  out.target = slash == std::string::npos ? "/" : rest.substr(slash);
+  const size_t colon = authority.rfind(':');
+  if (colon == std::string::npos) {
+    out.host = authority;
+    out.port = "80";
+  } else {
+    out.host = authority.substr(0, colon);
+    out.port = authority.substr(colon + 1);
+  }
+  if (out.host.empty() || out.port.empty()) return absl::InvalidArgumentError("the upstream URL " + url + " names no host");
+  return out;
+}
+
+// Streamable HTTP (MCP 2025-03-26 .. 2025-11-25): every message we send is a POST on a thread
+// of its own (an answer may stream for half an hour); the answer comes back as JSON or as an
+// SSE stream that may carry the server's requests and notifications first. One GET stream
+// carries what the server sends outside any request.
+class http_transport final : public transport {
+ public:
+  http_transport(upstream_spec spec, parsed_url url) : spec_(std::move(spec)), url_(std::move(url)) {}
+  ~http_transport() override { close(); }
+
+  absl::Status start(transport_events events) override {
+    events_ = std::move(events);
+    return absl::OkStatus();
+  }
+
+  absl::Status send(std::string_view json) override {
+    std::lock_guard lock(mutex_);
+    if (closed_) return absl::UnavailableError("the connection to " + spec_.url + " is closed");
+    // The id of a request, so that an HTTP failure can fail exactly that request.
+    std::string id;
+    if (auto doc = sdk::parse_json(json); doc && sdk::member(*doc, "method") != nullptr) {
+      if (const rapidjson::Value* v = sdk::member(*doc, "id")) id = sdk::to_json(*v);
+    }
+    reap_finished();
+    spawn([this, body = std::string(json), id] { post(body, id); });
+    return absl::OkStatus();
+  }
+
+  void negotiated(std::string_view protocol_version) override {
+    std::lock_guard lock(mutex_);
+    protocol_version_ = std::string(protocol_version);
+    if (!closed_) spawn([this] { listen(); });
+  }
+
+  void close() override {
+    std::list<worker> threads;
+    std::string session;
+    {
+      std::lock_guard lock(mutex_);
+      if (!closed_) {
+        closed_ = true;
+        session = session_id_;
+      }
+      // Unblock every exchange in flight; their threads then end.
+      for (int fd : sockets_) ::shutdown(fd, SHUT_RDWR);
+      threads.swap(threads_);
+    }
+    for (auto& w : threads) {
+      if (w.thread.get_id() == std::this_thread::get_id()) {
+        w.thread.detach();
+      } else if (w.thread.joinable()) {
+        w.thread.join();
+      }
+    }
+    if (!session.empty()) end_session(session);
+    end("the connection to " + spec_.url + " was closed");
+  }
+
+ private:
+  struct worker {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+
+  // Starts `fn` on a thread of its own. [mutex_ held]
+  template <class F>
+  void spawn(F fn) {
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    threads_.push_back(worker{std::thread([fn = std::move(fn), done] {
+                                fn();
+                                done->store(true);
+                              }),
+                              done});
+  }
+
+  // Joins the threads whose exchange is over, so that a long session does not pile them up.
+  // [mutex_ held]
+  void reap_finished() {
+    for (auto it = threads_.begin(); it != threads_.end();) {
+      if (it->done->load()) {
+        it->thread.join();
+        it = threads_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  // One exchange's socket, registered so that close() can interrupt it.
+  class exchange {
+   public:
+    exchange(http_transport& owner) : owner_(owner), socket_(io_) {}
+    ~exchange() {
+      std::lock_guard lock(owner_.mutex_);
+      owner_.sockets_.erase(fd_);
+    }
+    beast::error_code connect() {
+      beast::error_code ec;
+      tcp::resolver resolver(io_);
+      auto endpoints = resolver.resolve(owner_.url_.host, owner_.url_.port, ec);
+      if (ec) return ec;
+      net::connect(socket_, endpoints, ec);
+      if (ec) return ec;
+      std::lock_guard lock(owner_.mutex_);
+      if (owner_.closed_) return net::error::operation_aborted;
+      fd_ = socket_.native_handle();
+      owner_.sockets_.insert(fd_);
+      return ec;
+    }
+    tcp::socket& socket() { return socket_; }
+
+   private:
+    http_transport& owner_;
+    net::io_context io_;
+    tcp::socket socket_;
+    int fd_ = -1;
+  };
+
+  http::request<http::string_body> make(http::verb verb) {
+    http::request<http::string_body> req{verb, url_.target, 11};
+    req.set(http::field::host, url_.host + ":" + url_.port);
+    req.set(http::field::user_agent, "toolhost-mcp-client");
+    std::lock_guard lock(mutex_);
+    if (!session_id_.empty()) req.set("Mcp-Session-Id", session_id_);
+    if (!protocol_version_.empty()) req.set("MCP-Protocol-Version", protocol_version_);
+    for (const auto& [k, v] : spec_.headers) req.set(k, v);
+    return req;
+  }
+
+  void post(const std::string& body, const std::string& id) {
+    exchange x(*this);
+    if (beast::error_code ec = x.connect()) {
+      return fail_closed("could not reach the upstream " + spec_.url + ": " + ec.message());
+    }
+    auto req = make(http::verb::post);
+    req.set(http::field::content_type, "application/json");
+    req.set(http::field::accept, "application/json, text/event-stream");
+    req.body() = body;
+    req.prepare_payload();
+    beast::error_code ec;
+    http::write(x.socket(), req, ec);
+    if (ec) return fail_closed("could not send to the upstream " + spec_.url + ": " + ec.message());
+    read_answer(x, id);
+  }
+
+  // Reads a POST's or GET's answer: JSON, an SSE stream, or an HTTP error.
+  void read_answer(exchange& x, const std::string& id) {
+    beast::flat_buffer buffer;
+    http::response_parser<http::buffer_body> parser;
+    parser.body_limit(boost::none);
+    beast::error_code ec;
+    http::read_header(x.socket(), buffer, parser, ec);
+    if (ec) {
+      if (!id.empty()) fail_request(id, "the upstream " + spec_.url + " closed the connection before answering: " + ec.message());
+      return;
+    }
+    auto& res = parser.get();
+    if (auto session = res.find("Mcp-Session-Id"); session != res.end()) {
+      std::lock_guard lock(mutex_);
+      session_id_ = std::string(session->value());
+    }
+    const unsigned status = res.result_int();
+    const std::string type(res[http::field::content_type]);
+    const bool sse = type.rfind("text/event-stream", 0) == 0;
+    if (status == 404) {
+      bool had_session = false;
+      {
+        std::lock_guard lock(mutex_);
+        had_session = !session_id_.empty();
+      }
+      if (had_session) return fail_closed("the upstream " + spec_.url + " ended the session (HTTP 404)");
+    }
+
+    sse_parser events;
+    std::string whole;
+    char chunk[16384];
+    while (!parser.is_done()) {
+      res.body().data = chunk;
+      res.body().size = sizeof(chunk);
+      // read_some: events must go on as they come, not when a buffer fills up.
+      http::read_some(x.socket(), buffer, parser, ec);
+      if (ec == http::error::need_buffer) ec = {};
+      if (ec) break;
+      const std::string_view got(chunk, sizeof(chunk) - res.body().size);
+      if (sse) {
+        events.feed(got, [this](std::string_view data) { deliver(data); });
+      } else {
+        whole.append(got);
+        if (whole.size() > (size_t{64} << 20)) break;
+      }
+    }
+    if (status == 202 || id.empty()) return;  // a notification or response was accepted
+    if (status >= 400) {
+      std::string why = "the upstream " + spec_.url + " answered HTTP " + std::to_string(status);
+      if (auto doc = sdk::parse_json(whole); doc && sdk::member(*doc, "error") != nullptr) {
+        why += ": " + std::string(sdk::string_member(*sdk::member(*doc, "error"), "message").value_or(""));
+      }
+      return fail_request(id, why);
+    }
+    if (!sse) {
+      if (!whole.empty()) deliver(whole);
+      if (ec) fail_request(id, "the upstream " + spec_.url + " broke off its answer: " + ec.message());
+      return;
+    }
+    // An SSE stream that ended: if it never carried our answer, the request fails (the
+    // connection ignores this when the answer did arrive).
+    fail_request(id, ec ? "the upstream " + spec_.url + " broke off its answer: " + ec.message()
+                        : "the upstream " + spec_.url + " ended its answer stream without answering");
+  }
+
+  // The GET stream for messages outside any request; a server without one answers 405.
+  void listen() {
+    exchange x(*this);
+    if (x.connect()) return;
+    auto req = make(http::verb::get);
+    req.set(http::field::accept, "text/event-stream");
+    beast::error_code ec;
+    http::write(x.socket(), req, ec);
+    if (!ec) read_answer(x, "");
+  }
+
+  void deliver(std::string_view message_text) {
+    if (events_.on_message) events_.on_message(message_text);
+  }
+
+  void fail_request(const std::string& id, const std::string& why) {
+    deliver(make_error(id, -32000, why));
+  }
+
+  void fail_closed(const std::string& why) {
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) return;
+    }
+    end(why);
+  }
+
+  void end(const std::string& why) {
+    std::call_once(ended_, [&] {
+      if (events_.on_closed) events_.on_closed(why);
+    });
+  }
+
+  // A last, best-effort DELETE that ends the session (the transport is closed by now, so
+  // this uses a socket of its own).
+  void end_session(const std::string& session) {
+    net::io_context io;
+    tcp::socket socket(io);
+    beast::error_code ec;
+    tcp::resolver resolver(io);
+    auto endpoints = resolver.resolve(url_.host, url_.port, ec);
+    if (ec) return;
+    net::connect(socket, endpoints, ec);
+    if (ec) return;
+    http::request<http::string_body> req{http::verb::delete_, url_.target, 11};
+    req.set(http::field::host, url_.host + ":" + url_.port);
+    req.set("Mcp-Session-Id", session);
+    http::write(socket, req, ec);
+    if (ec) return;
+    beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    http::read(socket, buffer, res, ec);
+  }
+
+  upstream_spec spec_;
+  parsed_url url_;
+  transport_events events_;
+  std::mutex mutex_;
+  bool closed_ = false;
+  std::string session_id_;
+  std::string protocol_version_;
+  std::set<int> sockets_;
+  std::list<worker> threads_;
+  std::once_flag ended_;
+};
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<transport>> make_http_transport(const upstream_spec& spec) {
-  return absl::UnimplementedError("Streamable HTTP upstreams (" + spec.url + ") are not supported yet; give a command instead");
+  auto url = parse_url(spec.url);
+  if (!url.ok()) return url.status();
+  return std::unique_ptr<transport>(std::make_unique<http_transport>(spec, std::move(*url)));
 }
 
 }  // namespace toolhost::mcp_client

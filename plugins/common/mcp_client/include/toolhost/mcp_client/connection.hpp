@@ -64,6 +64,7 @@ class connection : public std::enable_shared_from_this<connection> {
   bool closed() const;
   std::string closed_reason() const;
   int pid() const { return wire_ != nullptr ? wire_->pid() : 0; }
+  void negotiated(std::string_view protocol_version) { wire_->negotiated(protocol_version); }
 
  private:
   void on_message(std::string_view text);

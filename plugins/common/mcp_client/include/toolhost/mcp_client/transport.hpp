@@ -45,6 +45,8 @@ class transport {
   virtual void close() = 0;
   // The upstream's process id, or 0 when there is none (HTTP).
   virtual int pid() const { return 0; }
+  // Told once initialize succeeded: HTTP sends the version in a header from then on.
+  virtual void negotiated(std::string_view protocol_version) { (void)protocol_version; }
 };
 
 // A transport for `spec`: stdio when it names a command, HTTP when it names a URL.
