@@ -1,6 +1,7 @@
 #include "kdnet_factory.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 
 #include <toolhost/kd/debug_target_adapter.h>
@@ -47,7 +48,7 @@ toolhost_debug_target_t* open(const toolhost_debug_target_factory_t*, const char
 
   kdnet::kd_link_options link_options;
   kd::target_options target_options;
-  target_options.attach_timeout = milliseconds(std::max<uint32_t>(timeout_ms, 1000));
+  const auto deadline = std::chrono::steady_clock::now() + milliseconds(timeout_ms);
   if (options_json != nullptr && *options_json != '\0') {
     std::string problem;
     auto doc = sdk::parse_json(options_json, &problem);
@@ -79,6 +80,9 @@ toolhost_debug_target_t* open(const toolhost_debug_target_factory_t*, const char
     sdk::write(error, std::string(s.message()) + ".");
     return nullptr;
   }
+  // Attaching gets what is left of the timeout, but at least a few break-in rounds.
+  const auto left = std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
+  target_options.attach_timeout = std::max(left, milliseconds(3000));
   auto link = std::make_unique<kdnet::kd_link>(std::move(*wire), link_options);
   auto t = kd::target::attach(std::move(link), target_options);
   if (!t.ok()) {
