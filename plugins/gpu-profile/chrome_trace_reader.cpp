@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <memory>
 #include <unordered_map>
 
@@ -45,7 +46,21 @@ bool is_launch_category(std::string_view cat) {
   return cat == "cuda_runtime" || cat == "cuda_driver" || cat == "Runtime" || cat == "Driver";
 }
 
-int64_t to_ns(double us) { return std::llround(us * 1000.0); }
+// Times beyond +-2^62 ns (146 years) are not timestamps; keeping below that also keeps
+// start + duration inside int64.
+constexpr double kMaxNs = 4.6e18;
+
+std::optional<int64_t> to_ns(double us) {
+  const double ns = us * 1000.0;
+  if (!std::isfinite(ns) || std::fabs(ns) > kMaxNs) return std::nullopt;
+  return std::llround(ns);
+}
+
+// An id written as a number; absurd values are clamped, they only need to stay distinct.
+int64_t whole(double d) {
+  if (!std::isfinite(d)) return 0;
+  return static_cast<int64_t>(std::clamp(d, -9.0e18, 9.0e18));
+}
 
 // A complete slice, kept compactly until the metadata (which Chromium writes last) is known.
 struct slice {
@@ -136,10 +151,10 @@ class chrome_handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, ch
     if (field_level()) {
       if (key_ == "ts") event_.ts = d;
       else if (key_ == "dur") event_.dur = d;
-      else if (key_ == "pid") event_.pid = static_cast<int64_t>(d);
-      else if (key_ == "tid") event_.tid = static_cast<int64_t>(d);
+      else if (key_ == "pid") event_.pid = whole(d);
+      else if (key_ == "tid") event_.tid = whole(d);
     } else if (args_level() && key_ == "correlation") {
-      event_.correlation = static_cast<int64_t>(d);
+      event_.correlation = whole(d);
     }
     return true;
   }
@@ -160,6 +175,7 @@ class chrome_handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, ch
   std::string key_;
   raw_event event_;
   int64_t events_ = 0;
+  int64_t out_of_range_ = 0;  // events skipped for a timestamp no clock gives
 
   std::unordered_map<std::string, int64_t> string_ids_;
   std::map<int64_t, std::string> string_names_;
@@ -181,12 +197,18 @@ void chrome_handler::finish_event() {
     return;
   }
   if (std::isnan(e.ts)) return;
-  const int64_t ts = to_ns(e.ts);
+  const std::optional<int64_t> at = to_ns(e.ts);
+  const std::optional<int64_t> length = std::isnan(e.dur) ? std::optional<int64_t>(0) : to_ns(e.dur);
+  if (!at || !length) {
+    ++out_of_range_;
+    return;
+  }
+  const int64_t ts = *at;
   if (e.name == "Display::FrameDisplayed" || e.name == "DrawFrame") frame_marks_[e.name].push_back(ts);
 
   int64_t end = kUnknown;
   if (e.ph == "X") {
-    end = ts + (std::isnan(e.dur) ? 0 : std::max<int64_t>(0, to_ns(e.dur)));
+    end = ts + std::max<int64_t>(0, *length);
   } else if (e.ph == "B") {
     open_[{e.pid, e.tid}].emplace_back(ts, trace_.label_id(e.name));
     return;
@@ -254,6 +276,10 @@ trace_model chrome_handler::build() {
     trace_.present_source = description;
     break;
   }
+  if (out_of_range_ > 0) {
+    trace_.notes.push_back("Skipped " + std::to_string(out_of_range_) +
+                           " events whose ts or dur is not a usable time (beyond 146 years or not a number).");
+  }
   if (trace_.source == gpu_source::gpu_process) {
     trace_.notes.push_back(
         "Chromium recorded no GPU device timestamps, so busy time is the GPU process's own work "
@@ -264,38 +290,43 @@ trace_model chrome_handler::build() {
 
 }  // namespace
 
-absl::StatusOr<trace_model> read_chrome_json(const std::filesystem::path& file) {
-  std::unique_ptr<std::FILE, decltype(&std::fclose)> in(std::fopen(file.c_str(), "rb"), &std::fclose);
-  if (!in) return absl::NotFoundError("cannot open " + file.string());
+absl::StatusOr<trace_model> read_chrome_json(std::FILE* in, const std::string& name) {
+  // The size tells a file that ends early from one that is damaged in the middle.
+  if (std::fseek(in, 0, SEEK_END) != 0) return absl::InvalidArgumentError(name + ": cannot seek in the trace");
+  const long size = std::ftell(in);
+  std::rewind(in);
   std::vector<char> buffer(1 << 16);
-  rapidjson::FileReadStream stream(in.get(), buffer.data(), buffer.size());
+  rapidjson::FileReadStream stream(in, buffer.data(), buffer.size());
   rapidjson::Reader reader;
   chrome_handler handler;
   const rapidjson::ParseResult ok = reader.Parse<rapidjson::kParseNanAndInfFlag>(stream, handler);
   if (!ok) {
-    const size_t size = std::filesystem::file_size(file);
-    const bool at_end = ok.Offset() >= size;
+    const bool at_end = static_cast<long>(ok.Offset()) >= size;
     // The bare-array form may end without its ']' once the last event is complete.
     const bool tolerated = at_end && handler.array_form() && handler.depth() == 1 && !handler.inside_event() &&
                            handler.event_count() > 0;
     if (!tolerated) {
       return absl::InvalidArgumentError(
-          file.string() +
-          (at_end ? ": the trace JSON ends early (truncated) at byte " : ": malformed trace JSON at byte ") +
+          name + (at_end ? ": the trace JSON ends early (truncated) at byte " : ": malformed trace JSON at byte ") +
           std::to_string(ok.Offset()) + " of " + std::to_string(size) + ": " + rapidjson::GetParseError_En(ok.Code()));
     }
   }
   if (!handler.events_seen()) {
-    return absl::InvalidArgumentError(file.string() +
-                                      ": not a Chrome trace: no \"traceEvents\" array and not an array of events");
+    return absl::InvalidArgumentError(name + ": not a Chrome trace: no \"traceEvents\" array and not an array of events");
   }
   trace_model trace = handler.build();
   if (trace.intervals.empty() && trace.presents.empty()) {
     return absl::InvalidArgumentError(
-        file.string() + ": the trace has " + std::to_string(handler.event_count()) +
+        name + ": the trace has " + std::to_string(handler.event_count()) +
         " events but no GPU work (no kernel/gpu_memcpy/gpu_memset events, no \"GPU Process\") and no frame markers");
   }
   return trace;
+}
+
+absl::StatusOr<trace_model> read_chrome_json(const std::filesystem::path& file) {
+  std::unique_ptr<std::FILE, decltype(&std::fclose)> in(std::fopen(file.c_str(), "rb"), &std::fclose);
+  if (!in) return absl::NotFoundError("cannot open " + file.string());
+  return read_chrome_json(in.get(), file.string());
 }
 
 }  // namespace toolhost::gpu_profile

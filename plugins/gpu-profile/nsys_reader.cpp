@@ -120,6 +120,11 @@ absl::StatusOr<trace_model> read_nsys_sqlite(const std::filesystem::path& file) 
       gpu_interval i;
       i.start_ns = sqlite3_column_int64(st, 0);
       i.end_ns = sqlite3_column_int64(st, 1);
+      constexpr int64_t kMaxTime = int64_t{1} << 62;  // beyond 146 years a value is not a time
+      if ((i.start_ns <= -kMaxTime || i.start_ns >= kMaxTime || i.end_ns <= -kMaxTime || i.end_ns >= kMaxTime) && bad.ok()) {
+        bad = absl::InvalidArgumentError(file.string() + ": a row of " + g.table + " has a time out of range (start " +
+                                         std::to_string(i.start_ns) + ", end " + std::to_string(i.end_ns) + ")");
+      }
       if (i.end_ns < i.start_ns && bad.ok()) {
         bad = absl::InvalidArgumentError(file.string() + ": a row of " + g.table + " ends before it starts (start " +
                                          std::to_string(i.start_ns) + ", end " + std::to_string(i.end_ns) + ")");
@@ -130,7 +135,10 @@ absl::StatusOr<trace_model> read_nsys_sqlite(const std::filesystem::path& file) 
       i.pid = (sqlite3_column_int64(st, 5) >> 24) & 0xFFFFFF;
       i.label = trace.label_id(text_of(st, 6));
       auto launch = launches.find(sqlite3_column_int64(st, 4));
-      if (launch != launches.end()) i.cpu_to_gpu_ns = i.start_ns - launch->second;
+      if (launch != launches.end() && !__builtin_sub_overflow(i.start_ns, launch->second, &i.cpu_to_gpu_ns)) {
+      } else {
+        i.cpu_to_gpu_ns = kUnknown;
+      }
       trace.intervals.push_back(i);
     });
     if (!s.ok()) return s;

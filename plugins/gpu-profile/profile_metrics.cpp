@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <numeric>
 #include <set>
@@ -11,6 +12,12 @@
 
 namespace toolhost::gpu_profile {
 namespace {
+
+int64_t saturating_add(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -117,11 +124,11 @@ std::optional<frame_summary> summarize_frames(const trace_model& trace, int64_t 
   for (size_t i = 0; i < deltas.size(); ++i) {
     const int64_t d = deltas[i];
     // A frame missed the refresh when it took 1.5 refresh periods or more.
-    if (2 * d >= 3 * f.refresh_period_ns) {
+    if (static_cast<double>(d) >= 1.5 * static_cast<double>(f.refresh_period_ns)) {
       ++f.missed;
       f.missed_refreshes += std::llround(static_cast<double>(d) / static_cast<double>(f.refresh_period_ns)) - 1;
-      late_time += d;
-      late_busy += busy_within(merged, times[i], times[i + 1]);
+      late_time = saturating_add(late_time, d);
+      late_busy = saturating_add(late_busy, busy_within(merged, times[i], times[i + 1]));
     }
   }
   if (late_time > 0 && !merged.empty()) {
@@ -144,8 +151,9 @@ distribution describe(std::vector<int64_t> values) {
   d.p50 = nearest_rank(values, 50);
   d.p95 = nearest_rank(values, 95);
   d.p99 = nearest_rank(values, 99);
-  d.mean = static_cast<double>(std::accumulate(values.begin(), values.end(), int64_t{0})) /
-           static_cast<double>(values.size());
+  long double sum = 0;  // int64 could overflow on absurd inputs
+  for (int64_t v : values) sum += static_cast<long double>(v);
+  d.mean = static_cast<double>(sum / static_cast<long double>(values.size()));
   return d;
 }
 
@@ -168,9 +176,9 @@ profile compute_profile(const trace_model& trace, const profile_options& options
     all.emplace_back(i.start_ns, i.end_ns);
     by_track[i.track].emplace_back(i.start_ns, i.end_ns);
     label_time& l = by_label[i.label];
-    l.total_ns += i.end_ns - i.start_ns;
+    l.total_ns = saturating_add(l.total_ns, i.end_ns - i.start_ns);
     ++l.count;
-    out.summed_ns += i.end_ns - i.start_ns;
+    out.summed_ns = saturating_add(out.summed_ns, i.end_ns - i.start_ns);
     if (i.frame != kUnknown) {
       auto [it, added] = by_frame.try_emplace(i.frame, span{i.start_ns, i.end_ns});
       if (!added) it->second = {std::min(it->second.first, i.start_ns), std::max(it->second.second, i.end_ns)};

@@ -44,6 +44,10 @@ table_kind kind_of(std::string_view schema) {
   return table_kind::other;
 }
 
+// Beyond +-2^62 ns (146 years) a value is not a time; below it start + duration fits int64.
+constexpr int64_t kMaxTime = int64_t{1} << 62;
+bool in_time_range(int64_t v) { return v > -kMaxTime && v < kMaxTime; }
+
 bool parse_int(const std::string& s, int64_t& out) {
   if (s.empty()) return false;
   char* end = nullptr;
@@ -235,6 +239,11 @@ class xctrace_parser {
                " has no numeric start and duration");
           return;
         }
+        if (!in_time_range(start) || !in_time_range(duration)) {
+          fail("a metal-gpu-intervals row at line " + std::to_string(XML_GetCurrentLineNumber(parser_)) +
+               " has a start or duration out of range (" + std::to_string(start) + ", " + std::to_string(duration) + ")");
+          return;
+        }
         gpu_interval i;
         i.start_ns = start;
         i.end_ns = start + duration;
@@ -248,22 +257,23 @@ class xctrace_parser {
         i.pid = pid_of_row();
         number("frame-number", i.frame);
         int64_t latency = 0;
-        if (number("start-latency", latency)) i.cpu_to_gpu_ns = latency;
+        if (number("start-latency", latency) && in_time_range(latency)) i.cpu_to_gpu_ns = latency;
         trace_.intervals.push_back(i);
         break;
       }
       case table_kind::gpu_state: {
         const xml_value* state = column("state");
-        if (state != nullptr && state->shown() == "Active" && number("duration", duration)) {
+        if (state != nullptr && state->shown() == "Active" && number("duration", duration) && in_time_range(duration) &&
+            trace_.machine_active_ns.value_or(0) < kMaxTime) {
           trace_.machine_active_ns = trace_.machine_active_ns.value_or(0) + duration;
         }
         break;
       }
       case table_kind::displayed_surfaces:
-        if (number("start", start)) trace_.presents.push_back({start, pid_of_row()});
+        if (number("start", start) && in_time_range(start)) trace_.presents.push_back({start, pid_of_row()});
         break;
       case table_kind::vsyncs:
-        if (number("timestamp", start) || number("start", start)) trace_.vsyncs_ns.push_back(start);
+        if ((number("timestamp", start) || number("start", start)) && in_time_range(start)) trace_.vsyncs_ns.push_back(start);
         break;
       case table_kind::other:
         break;
@@ -288,10 +298,14 @@ class xctrace_parser {
 
 }  // namespace
 
+absl::StatusOr<trace_model> read_xctrace_xml(std::FILE* in, const std::string& name) {
+  return xctrace_parser(name).run(in);
+}
+
 absl::StatusOr<trace_model> read_xctrace_xml(const std::filesystem::path& file) {
   std::unique_ptr<std::FILE, decltype(&std::fclose)> in(std::fopen(file.c_str(), "rb"), &std::fclose);
   if (!in) return absl::NotFoundError("cannot open " + file.string());
-  return xctrace_parser(file.string()).run(in.get());
+  return read_xctrace_xml(in.get(), file.string());
 }
 
 }  // namespace toolhost::gpu_profile
