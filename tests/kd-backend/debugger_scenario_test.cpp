@@ -1,0 +1,118 @@
+// The acceptance scenario through the debugger plugin's tools (what `command`, `open` and
+// `close` do for an MCP client), with the kd backend against tests/kd-sim.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include <toolhost/sdk/json.hpp>
+
+#include "kdcom_factory.h"
+#include "sim_process.h"
+#include "tools.hpp"
+
+using toolhost::debugger::debugger_tools;
+
+namespace {
+
+struct answer {
+  std::string text;
+  bool error = false;
+};
+
+answer unpack(const toolhost::sdk::result& r) {
+  auto doc = toolhost::sdk::parse_json(r.to_json());
+  answer a;
+  REQUIRE(doc);
+  for (const auto& block : (*doc)["content"].GetArray()) a.text += block["text"].GetString();
+  a.error = r.is_error();
+  return a;
+}
+
+answer run(debugger_tools& tools, const std::string& line, int64_t timeout_ms = 10000) {
+  auto a = unpack(tools.command(line, timeout_ms, "text", [] { return false; }));
+  UNSCOPED_INFO("> " << line << "\n" << a.text);
+  return a;
+}
+
+bool has(const answer& a, const std::string& what) { return a.text.find(what) != std::string::npos; }
+
+// Runs the scenario and returns the lines a person would compare between runs.
+std::vector<std::string> scenario(kdtest::sim_process& sim) {
+  std::vector<std::string> seen;
+  debugger_tools tools([](const std::string& name) { return name == "kd" ? &toolhost::kd_backend::kdcom_factory() : nullptr; },
+                       toolhost::debugger::launch_settings{});
+  auto opened = unpack(tools.open("kd", sim.socket_path(), ""));
+  INFO(opened.text);
+  REQUIRE_FALSE(opened.error);
+
+  auto regs = run(tools, "r");
+  REQUIRE_FALSE(regs.error);
+  CHECK(has(regs, "rip"));
+  CHECK(has(regs, "rsp"));
+
+  auto mz = run(tools, "db fffff80000000000 L4");
+  REQUIRE_FALSE(mz.error);
+  CHECK(has(mz, "4d 5a 90 00"));
+  seen.push_back("db ok");
+
+  REQUIRE_FALSE(run(tools, "eb fffff80000005000 ca fe").error);
+  CHECK(sim.control("peek fffff80000005000 2") == "cafe");
+  CHECK(has(run(tools, "db fffff80000005000 L2"), "ca fe"));
+
+  REQUIRE_FALSE(run(tools, "bp fffff80000001100").error);
+  CHECK(sim.control("breakpoints") == "1 0xfffff80000001100");
+  auto hit = run(tools, "g");
+  REQUIRE_FALSE(hit.error);
+  CHECK(has(hit, "Breakpoint 0 hit"));
+  CHECK(sim.control("reg 0 rip") == "0xfffff80000001100");
+  seen.push_back("bp hit");
+
+  auto again = run(tools, "g");
+  CHECK(has(again, "Breakpoint 0 hit"));
+  CHECK(has(again, "[dbgprint] Hello from kd-sim"));
+  seen.push_back("dbgprint");
+
+  auto t = run(tools, "t");
+  REQUIRE_FALSE(t.error);
+  CHECK(sim.control("reg 0 rip") == "0xfffff80000001103");
+  auto p = run(tools, "p");
+  REQUIRE_FALSE(p.error);
+  CHECK(sim.control("reg 0 rip") == "0xfffff80000001108");
+  seen.push_back("steps");
+
+  REQUIRE_FALSE(run(tools, "bc *").error);
+  CHECK(sim.control("breakpoints") == "0");
+  auto running = run(tools, "g", 500);
+  CHECK(has(running, "[target running]"));
+  CHECK(sim.control("state") == "running");
+  auto stopped = run(tools, "break");
+  REQUIRE_FALSE(stopped.error);
+  CHECK(sim.control("state").rfind("halted", 0) == 0);
+  seen.push_back("break");
+
+  REQUIRE_FALSE(run(tools, "bp fffff80000001100").error);
+  REQUIRE_FALSE(run(tools, "bp fffff80000001010").error);
+  CHECK(sim.control("breakpoints").rfind("2 ", 0) == 0);
+  auto closed = unpack(tools.close());
+  CHECK_FALSE(closed.error);
+  CHECK(sim.control("breakpoints") == "0");
+  CHECK(sim.control("peek fffff80000001100 1") == "48");
+  CHECK(sim.control("state") == "running");
+  return seen;
+}
+
+}  // namespace
+
+TEST_CASE("kd through the debugger: open, r, db/eb, bp and g, t and p, break, DbgPrint, close", "[kd][debugger]") {
+  kdtest::sim_process sim;
+  CHECK(scenario(sim).size() == 5);
+}
+
+TEST_CASE("kd through the debugger: the same on a wire that drops 10% and corrupts 5%", "[kd][debugger]") {
+  kdtest::sim_process clean_sim;
+  const auto clean = scenario(clean_sim);
+  kdtest::sim_process lossy({"--drop", "0.10", "--corrupt", "0.05", "--seed", "9"});
+  CHECK(scenario(lossy) == clean);
+}

@@ -1,0 +1,142 @@
+// The kd acceptance scenario end to end: the official TypeScript SDK client talks MCP over stdio
+// to toolhost serving the debugger and kd-backend plugins, which speak KDCOM to kd-sim over a
+// Unix socket. Run once on a clean wire and once losing 10% and corrupting 5% of the packets,
+// then a reboot of the simulated target.
+//
+//   node mcp_test.mjs TOOLHOST_BIN PLUGIN_DIR KD_SIM_BIN
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const [toolhost, pluginDir, simBin] = process.argv.slice(2).map((p) => resolve(p));
+const work = mkdtempSync(join(tmpdir(), 'kd-mcp-'));
+const deadline = setTimeout(() => { console.error('kd mcp test: timed out'); process.exit(1); }, 150_000);
+
+// Starts kd-sim and resolves once it printed "ready"; returns its control-channel client.
+async function startSim(name, extra) {
+  const sock = join(work, `${name}.sock`);
+  const ctl = join(work, `${name}.ctl`);
+  const proc = spawn(simBin, ['--listen', `unix:${sock}`, '--control', `unix:${ctl}`, ...extra],
+                     { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise((ok, fail) => {
+    proc.stdout.once('data', (d) => (String(d).startsWith('ready') ? ok() : fail(new Error(String(d)))));
+    proc.once('exit', (c) => fail(new Error(`kd-sim exited with ${c}`)));
+  });
+  const conn = createConnection(ctl);
+  await new Promise((ok) => conn.once('connect', ok));
+  let buffer = '';
+  const waiting = [];
+  conn.on('data', (d) => {
+    buffer += d;
+    let nl;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      waiting.shift()?.(line);
+    }
+  });
+  const control = (cmd) => new Promise((ok) => { waiting.push(ok); conn.write(cmd + '\n'); });
+  return { sock, control, stop: () => { conn.destroy(); proc.kill(); } };
+}
+
+const config = join(work, 'toolhost.toml');
+writeFileSync(config, `
+plugin_dirs = [${JSON.stringify(pluginDir)}]
+default_server = "ntoseye"
+[servers.ntoseye]
+plugins = ["debugger", "kd-backend"]
+`);
+const client = new Client({ name: 'kd-mcp-test', version: '1.0.0' }, { capabilities: {} });
+const transport = new StdioClientTransport({ command: toolhost, args: ['--config', config, '--server', 'ntoseye'],
+                                             stderr: 'inherit' });
+const textOf = (r) => r.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+async function call(name, args) {
+  const r = await client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 });
+  return { error: r.isError === true, text: textOf(r) };
+}
+const command = (line, timeout_ms = 10_000) => call('command', { line, timeout_ms });
+function ok(r, what) {
+  assert.equal(r.error, false, `${what} failed:\n${r.text}`);
+  return r.text;
+}
+
+async function scenario(sim) {
+  const seen = [];
+  ok(await call('open', { backend: 'kd', connect: sim.sock }), 'open');
+  const regs = ok(await command('r'), 'r');
+  assert.match(regs, /rip/);
+  assert.match(ok(await command('db fffff80000000000 L4'), 'db'), /4d 5a 90 00/);
+  ok(await command('eb fffff80000005000 be ef'), 'eb');
+  assert.equal(await sim.control('peek fffff80000005000 2'), 'beef');
+  ok(await command('bp fffff80000001100'), 'bp');
+  assert.equal(await sim.control('breakpoints'), '1 0xfffff80000001100');
+  const hit = ok(await command('g'), 'g');
+  assert.match(hit, /Breakpoint 0 hit/);
+  seen.push('bp');
+  const again = ok(await command('g'), 'g again');
+  assert.match(again, /\[dbgprint\] Hello from kd-sim/);
+  seen.push('dbgprint');
+  ok(await command('t'), 't');
+  assert.equal(await sim.control('reg 0 rip'), '0xfffff80000001103');
+  ok(await command('p'), 'p');
+  assert.equal(await sim.control('reg 0 rip'), '0xfffff80000001108');
+  seen.push('steps');
+  ok(await command('bc *'), 'bc');
+  assert.match((await command('g', 500)).text, /\[target running\]/);
+  assert.equal(await sim.control('state'), 'running');
+  ok(await command('break'), 'break');
+  assert.match(await sim.control('state'), /^halted/);
+  seen.push('break');
+  ok(await command('bp fffff80000001100'), 'bp');
+  ok(await command('bp fffff80000001010'), 'bp');
+  ok(await call('close', {}), 'close');
+  assert.equal(await sim.control('breakpoints'), '0');
+  assert.equal(await sim.control('peek fffff80000001100 1'), '48');
+  assert.equal(await sim.control('state'), 'running');
+  return seen;
+}
+
+let exitCode = 0;
+const sims = [];
+try {
+  await client.connect(transport);
+  const names = (await client.listTools()).tools.map((t) => t.name);
+  for (const n of ['command', 'open', 'close']) assert.ok(names.includes(n), `tool ${n} is missing: ${names}`);
+
+  const clean = await startSim('clean', []);
+  sims.push(clean);
+  const cleanSeen = await scenario(clean);
+  const lossy = await startSim('lossy', ['--drop', '0.10', '--corrupt', '0.05', '--seed', '11']);
+  sims.push(lossy);
+  assert.deepEqual(await scenario(lossy), cleanSeen);
+  const stats = await lossy.control('stats');
+  assert.doesNotMatch(stats, / dropped=0 /);
+  assert.doesNotMatch(stats, / corrupted=0 /);
+
+  // A reboot while running is reported; the session goes on or closes cleanly.
+  ok(await call('open', { backend: 'kd', connect: lossy.sock }), 'open after reboot test');
+  assert.match((await command('g', 300)).text, /\[target running\]/);
+  assert.equal(await lossy.control('reboot'), 'ok');
+  let report = '';
+  // An empty line only waits for the running target's next stop.
+  for (let i = 0; i < 20 && !/reboot/i.test(report); ++i) report += (await command('', 1000)).text;
+  assert.match(report, /reboot/i);
+  assert.match(ok(await command('db fffff80000000000 L2', 10_000), 'db after reboot'), /4d 5a/);
+  ok(await call('close', {}), 'close after reboot');
+  assert.equal(await lossy.control('state'), 'running');
+  console.log('kd mcp test: ok', stats);
+} catch (e) {
+  console.error(e);
+  exitCode = 1;
+} finally {
+  clearTimeout(deadline);
+  await client.close().catch(() => {});
+  for (const s of sims) s.stop();
+  rmSync(work, { recursive: true, force: true });
+  process.exit(exitCode);
+}
