@@ -84,7 +84,14 @@ proxy::proxy(proxy_settings settings, host_hooks hooks)
 proxy::~proxy() { shutdown(); }
 
 void proxy::start_in_background() {
-  starter_ = std::thread([this] { ensure_loaded(); });
+  starter_ = std::thread([this] {
+    ensure_loaded();
+    {
+      std::lock_guard lock(first_mutex_);
+      first_done_ = true;
+    }
+    first_done_cv_.notify_all();
+  });
 }
 
 void proxy::shutdown() {
@@ -401,7 +408,16 @@ std::string proxy::list_prompts() {
 }
 
 std::string proxy::instructions() {
-  // Must not block: whatever the upstream said, if it has started by now.
+  // plugin.h asks this not to block, but an agent initializes the moment it has spawned
+  // toolhost, which is before REA has started: without a short wait no client would ever see
+  // REA's instructions. So a first initialize waits (instructions_wait_ms, 3 s by default)
+  // for the first start, and never again after it.
+  {
+    std::unique_lock lock(first_mutex_);
+    if (starter_.joinable()) {
+      first_done_cv_.wait_for(lock, settings_.instructions_wait, [this] { return first_done_; });
+    }
+  }
   auto info = client_.info();
   return info ? info->instructions : std::string();
 }

@@ -81,6 +81,9 @@ class proxy {
 
   std::mutex load_mutex_;  // held while loading, so list callers wait for the first load
   bool loaded_ = false;
+  std::mutex first_mutex_;
+  std::condition_variable first_done_cv_;
+  bool first_done_ = false;  // the first start was tried, whatever came of it
 
   mutable std::mutex cache_mutex_;
   std::string tools_json_ = "[]";

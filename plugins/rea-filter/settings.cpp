@@ -110,12 +110,12 @@ absl::StatusOr<proxy_settings> parse_settings(const rapidjson::Value& settings, 
   if (!settings.IsObject()) return absl::InvalidArgumentError("the rea-filter settings must be a table");
   static const std::set<std::string> kKnown = {"command", "env",  "cwd",        "url",        "headers",
                                                "deny",    "use_instead", "filter", "timeout_ms", "start_timeout_ms",
-                                               "ida_config", "ida_server"};
+                                               "ida_config", "ida_server", "instructions_wait_ms"};
   for (const auto& m : settings.GetObject()) {
     if (kKnown.count(m.name.GetString()) == 0) {
       return absl::InvalidArgumentError(std::string("unknown rea-filter setting '") + m.name.GetString() +
                                         "' (known: command, env, cwd, url, headers, deny, use_instead, filter, "
-                                        "timeout_ms, start_timeout_ms, ida_config, ida_server)");
+                                        "timeout_ms, start_timeout_ms, instructions_wait_ms, ida_config, ida_server)");
     }
   }
   proxy_settings out;
@@ -160,6 +160,13 @@ absl::StatusOr<proxy_settings> parse_settings(const rapidjson::Value& settings, 
     auto ms = milliseconds(*t, "start_timeout_ms");
     if (!ms.ok()) return ms.status();
     out.start_timeout = *ms;
+  }
+
+  if (const rapidjson::Value* t = sdk::member(settings, "instructions_wait_ms")) {
+    if (!t->IsInt64() || t->GetInt64() < 0) {
+      return absl::InvalidArgumentError("instructions_wait_ms must be a whole number of milliseconds, 0 or more");
+    }
+    out.instructions_wait = std::chrono::milliseconds(t->GetInt64());
   }
 
   // The upstream: a command or URL here, else an MCP JSON config, else REA itself.

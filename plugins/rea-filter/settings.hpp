@@ -24,6 +24,9 @@ struct proxy_settings {
   tool_filter filter;
   std::chrono::milliseconds timeout{30 * 60 * 1000};  // one tool call, progress or not
   std::chrono::milliseconds start_timeout{120 * 1000};
+  // How long a client's initialize may wait for the upstream's instructions while the first
+  // start is still running.
+  std::chrono::milliseconds instructions_wait{3000};
 };
 
 // What the settings parser needs from its surroundings (the host, the environment).

@@ -109,6 +109,8 @@ function childrenOf(pid) {
 
 test("server-everything's tools appear through the proxy, except the denied ones", async () => {
   const { client } = await connect("everything");
+  const upstreamInstructions = readFileSync(join(dirname(everything), "docs", "instructions.md"), "utf8").trim();
+  assert.ok(client.getInstructions()?.includes(upstreamInstructions.split("\n")[0]), "the upstream's instructions are passed on");
   const names = await toolNames(client);
   for (const name of ["echo", "get-sum", "trigger-long-running-operation", "trigger-elicitation-request", "trigger-sampling-request"]) {
     assert.ok(names.includes(name), `${name} is listed`);

@@ -35,6 +35,7 @@ TEST_CASE("eleven-rea with no settings runs REA with the eleven-rea filter and 3
   CHECK(s->upstream.command == std::vector<std::string>{"npx", "-y", "rea-agents", "mcp"});
   CHECK(s->filter.denies("set_comment"));
   CHECK(s->timeout == std::chrono::minutes(30));
+  CHECK(s->instructions_wait == std::chrono::seconds(3));
 }
 
 TEST_CASE("a custom server needs an upstream and gets no filter unless configured") {
