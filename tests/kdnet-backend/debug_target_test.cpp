@@ -183,6 +183,14 @@ TEST_CASE("the kd scenario through debug_target.h over KDNET") {
   INFO(error);
   REQUIRE(t != nullptr);
   scenario(t, *sim);
+
+  // .reboot: the target reboots, is renegotiated, and the stop says so.
+  text_writer out;
+  REQUIRE(t->extension(t, "reboot", "{}", &out.w) == TOOLHOST_OK);
+  CHECK(wait(t).reason == TOOLHOST_DT_STOP_REBOOT);
+  CHECK(sim->stats().boots == 1);
+  CHECK(register_value(t, "cr3") == sim_t::kCr3);
+
   t->close(t);
   CHECK(sim->breakpoints_in_table() == 0);
   CHECK(sim->stats().repeated_sequences == 0);

@@ -196,3 +196,32 @@ TEST_CASE("a rebooted KDNET target is renegotiated and reported") {
   CHECK(expect_stop(t).why == kd::stop_event::reason::interrupt);
   REQUIRE(t.detach().ok());
 }
+
+TEST_CASE("a debugger that restarts while the target runs re-keys it by soliciting a poke") {
+  auto key = toolhost::kdnet::parse_key(kKey);
+  REQUIRE(key.ok());
+  auto first = endpoint::listen("127.0.0.1:0", *key);
+  REQUIRE(first.ok());
+  const uint16_t port = (*first)->local_port();
+  kdnet_sim::options o;
+  o.port = port;
+  o.key = kKey;
+  o.poke_interval_ms = 600000;  // no keepalive comes to the rescue: only a solicited poke can key us
+  sim_t sim(o);
+  std::string error;
+  REQUIRE(sim.start(&error));
+  REQUIRE((*first)->wait_keyed(5s).ok());
+  first->reset();  // the debugger goes away; the target runs on and keeps printing
+
+  auto second = endpoint::listen("127.0.0.1:" + std::to_string(port), *key);
+  REQUIRE(second.ok());
+  REQUIRE((*second)->wait_keyed(5s).ok());
+  CHECK((*second)->stats().solicitations >= 1);
+  CHECK(sim.stats().handshakes == 2);
+
+  auto link = std::make_unique<kd_link>(std::move(*second));
+  auto t = kd::target::attach(std::move(link), kd::target_options{});
+  REQUIRE(t.ok());
+  CHECK(expect_stop(**t).why == kd::stop_event::reason::interrupt);
+  REQUIRE((*t)->detach().ok());
+}

@@ -132,6 +132,24 @@ absl::Status endpoint::send_breakin() {
   return send_datagram_locked(d);
 }
 
+void endpoint::solicit_locked(uint8_t version, const sockaddr_storage& to, socklen_t to_size) {
+  // A target keyed by an earlier debugger session talks on a data key we never saw. An empty
+  // control datagram makes it poke, and the poke lets us key it. At most twice a second: the
+  // sender is not authenticated yet, so this must not become an amplifier.
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_solicit_ < std::chrono::milliseconds(500)) return;
+  last_solicit_ = now;
+  if (!have_peer_) {
+    peer_ = to;
+    peer_size_ = to_size;
+    have_peer_ = true;
+    version_ = version;
+  }
+  datagram solicit{version_, channel::control, next_sequence_++, true, {}};
+  ++stats_.solicitations;
+  (void)send_datagram_locked(solicit);
+}
+
 void endpoint::handle_control(const datagram& d, const sockaddr_storage& from, socklen_t from_size) {
   // Called with mutex_ held.
   if (d.from_host) return;  // our own direction reflected back: ignore
@@ -192,6 +210,7 @@ absl::StatusOr<bool> endpoint::pump_one(std::chrono::milliseconds wait) {
     } else {
       ++stats_.rejected_malformed;
     }
+    if (absl::IsFailedPrecondition(d.status())) solicit_locked(buffer[4], from, from_size);
     return true;
   }
   if (d->chan == channel::control) {

@@ -64,7 +64,8 @@ class endpoint {
   bool keyed() const;
 
   // Sends one KD packet on the data channel. Before the handshake it sends an empty control
-  // datagram to a known target (to solicit a poke) and fails with FailedPrecondition.
+  // datagram to a known target (to solicit a poke) and fails with FailedPrecondition. Data from
+  // a target keyed by an earlier session solicits a poke the same way.
   absl::Status send(std::span<const uint8_t> kd_packet);
   // The KD break-in byte; held back until the target is keyed.
   absl::Status send_breakin();
@@ -86,6 +87,7 @@ class endpoint {
   // One datagram off the socket, dispatched; false when the wait ran out.
   absl::StatusOr<bool> pump_one(std::chrono::milliseconds wait);
   void handle_control(const datagram& d, const sockaddr_storage& from, socklen_t from_size);
+  void solicit_locked(uint8_t version, const sockaddr_storage& to, socklen_t to_size);
 
   int fd_ = -1;
   uint16_t local_port_ = 0;
@@ -101,6 +103,7 @@ class endpoint {
   uint64_t next_sequence_ = 1;
   bool data_since_keyed_ = false;
   bool breakin_pending_ = false;
+  std::chrono::steady_clock::time_point last_solicit_{};
   endpoint_stats stats_;
   std::deque<link_event> pending_;
 };
