@@ -79,6 +79,33 @@ TEST_CASE("elf_file reports a stripped file and refuses a non-ELF one", "[elf]")
   CHECK_FALSE(toolhost::elf::elf_file::open("/nonexistent/file").ok());
 }
 
+TEST_CASE("elf_file lists the imports the loader binds, as readelf -r shows them", "[elf]") {
+  auto file = toolhost::elf::elf_file::open(TEST_FIXTURE_DIR "/license-stripped");
+  REQUIRE(file.ok());
+  // readelf -r: name -> relocation offset.
+  std::map<std::string, uint64_t> expected;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen("readelf -rW " TEST_FIXTURE_DIR "/license-stripped", "r"), pclose);
+  REQUIRE(pipe != nullptr);
+  std::array<char, 512> line{};
+  while (fgets(line.data(), line.size(), pipe.get()) != nullptr) {
+    unsigned long long offset = 0, info = 0, value = 0;
+    char type[64], name[256];
+    if (std::sscanf(line.data(), "%llx %llx %63s %llx %255s", &offset, &info, type, &value, name) == 5) {
+      std::string n = name;
+      expected[n.substr(0, n.find('@'))] = offset;
+    }
+  }
+  REQUIRE(expected.count("puts") == 1);
+  REQUIRE(expected.count("printf") == 1);
+  for (const auto& [name, slot] : expected) {
+    INFO(name);
+    const auto* imp = file->import_at_slot(slot);
+    REQUIRE(imp != nullptr);
+    CHECK(imp->name == name);
+  }
+  CHECK(file->imports().size() == expected.size());
+}
+
 TEST_CASE("decoder decodes calls, jumps and returns with their targets", "[disasm]") {
   toolhost::disasm::decoder d;
   // call rel32 to 0x1000 + 5 + 0x10
@@ -104,6 +131,19 @@ TEST_CASE("decoder decodes calls, jumps and returns with their targets", "[disas
   REQUIRE(lea.ok());
   CHECK(lea->memory_target == 0x3107);
   CHECK(lea->mnemonic == "lea");
+
+  auto got = d.decode(0x401030, std::string("\xff\x25\xca\x2f\x00\x00", 6));  // jmp qword ptr [rip+0x2fca]
+  REQUIRE(got.ok());
+  CHECK(got->kind == toolhost::disasm::flow::jump);
+  CHECK_FALSE(got->target);
+  CHECK(got->memory_target == 0x404000);
+  toolhost::disasm::decoder d32(toolhost::disasm::mode::x86_32);
+  auto abs = d32.decode(0x8049030, std::string("\xff\x25\x0c\xa0\x04\x08", 6));  // jmp dword ptr [0x804a00c]
+  REQUIRE(abs.ok());
+  CHECK(abs->memory_target == 0x804a00c);
+  auto fs = d.decode(0, std::string("\x64\x48\x8b\x04\x25\x28\x00\x00\x00", 9));  // mov rax, fs:[0x28]
+  REQUIRE(fs.ok());
+  CHECK_FALSE(fs->memory_target);
 
   auto mov = d.decode(0, std::string("\xbf\x36\x11\x40\x00", 5));  // mov edi, 0x401136
   REQUIRE(mov.ok());

@@ -268,6 +268,13 @@ test('the stripped binary shows FUN_<address> at the addresses nm reports for th
     await expectOk(client, 'open_function', { function: ghidra(address) }, `Showing ${ghidra(address)} (${hex(address)}) to the user.`);
     await expectOk(client, 'open_function', { function: hex(address) }, `Showing ${ghidra(address)} (${hex(address)}) to the user.`);
   }
+  // PLT stubs are named after their imports, at the addresses objdump shows for <name@plt>.
+  const objdump = execFileSync('objdump', ['-d', path.join(home, 'license-stripped')], { encoding: 'utf8' });
+  const plt = [...objdump.matchAll(/^([0-9a-f]+) <(\w+)@plt>:$/gm)].map((m) => [m[2], BigInt('0x' + m[1])]);
+  assert.ok(plt.some(([name]) => name === 'puts'));
+  for (const [name, address] of plt) {
+    await expectOk(client, 'open_function', { function: name }, `Showing ${name} (${hex(address)}) to the user.`);
+  }
   await expectError(client, 'open_function', { function: 'check_license' }, /There is no function named "check_license"/);
   await expectOk(client, 'rename_function', { function: ghidra(NM.get('check_license')), new_name: 'check_license' },
     `Renamed ${ghidra(NM.get('check_license'))} to check_license in the user's project.`);

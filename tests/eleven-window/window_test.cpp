@@ -88,6 +88,25 @@ TEST_CASE("the stripped binary's functions are FUN_<address> at nm's addresses",
     CHECK(f->original_name == eleven::ghidra_function_name(expected.at(name)));
     CHECK_FALSE(f->from_symbol);
   }
+  // PLT stubs carry their import's name, at the address objdump shows for <name@plt>.
+  std::map<std::string, uint64_t> plt;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen("objdump -d " TEST_FIXTURE_DIR "/license-stripped", "r"), pclose);
+  REQUIRE(pipe != nullptr);
+  std::array<char, 512> line{};
+  while (fgets(line.data(), line.size(), pipe.get()) != nullptr) {
+    unsigned long long addr = 0;
+    char name[256];
+    int end = 0;  // %n is set only when the whole "<name@plt>:" matched
+    if (std::sscanf(line.data(), "%llx <%255[^@>]@plt>:%n", &addr, name, &end) == 2 && end > 0) plt[name] = addr;
+  }
+  REQUIRE(plt.count("puts") == 1);
+  for (const auto& [name, addr] : plt) {
+    INFO(name);
+    const auto* f = stripped->function_starting(addr);
+    REQUIRE(f != nullptr);
+    CHECK(f->original_name == name);
+  }
+
   const auto* entry = stripped->function_starting(stripped->elf().entry());
   REQUIRE(entry != nullptr);
   CHECK(entry->original_name == "entry");

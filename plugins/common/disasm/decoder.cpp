@@ -90,8 +90,10 @@ absl::StatusOr<instruction> decoder::decode(uint64_t address, std::span<const ui
       } else if (!out.immediate) {
         out.immediate = op.imm.is_signed ? static_cast<uint64_t>(op.imm.value.s) : op.imm.value.u;
       }
-    } else if (op.type == ZYDIS_OPERAND_TYPE_MEMORY && op.mem.base == ZYDIS_REGISTER_RIP &&
-               op.mem.index == ZYDIS_REGISTER_NONE) {
+    } else if (op.type == ZYDIS_OPERAND_TYPE_MEMORY && op.mem.index == ZYDIS_REGISTER_NONE &&
+               (op.mem.base == ZYDIS_REGISTER_RIP || op.mem.base == ZYDIS_REGISTER_EIP ||
+                op.mem.base == ZYDIS_REGISTER_NONE) &&
+               op.mem.segment != ZYDIS_REGISTER_FS && op.mem.segment != ZYDIS_REGISTER_GS) {
       if (ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&insn, &op, address, &absolute))) out.memory_target = absolute;
     } else if (op.type == ZYDIS_OPERAND_TYPE_POINTER && out.kind != flow::next) {
       out.target = op.ptr.offset;  // far call/jmp seg:offset

@@ -137,6 +137,47 @@ absl::Status elf_file::load() {
   }
   stripped_ = !has_symtab;
 
+  // Imports: relocations whose symbol is undefined here, named through their symbol table.
+  for (Elf_Scn* scn = elf_nextscn(e.get(), nullptr); scn != nullptr; scn = elf_nextscn(e.get(), scn)) {
+    GElf_Shdr sh;
+    if (gelf_getshdr(scn, &sh) == nullptr || (sh.sh_type != SHT_RELA && sh.sh_type != SHT_REL)) continue;
+    Elf_Scn* symscn = elf_getscn(e.get(), sh.sh_link);
+    GElf_Shdr symsh;
+    if (symscn == nullptr || gelf_getshdr(symscn, &symsh) == nullptr || symsh.sh_entsize == 0 ||
+        (symsh.sh_type != SHT_DYNSYM && symsh.sh_type != SHT_SYMTAB)) {
+      continue;
+    }
+    Elf_Data* rel = elf_getdata(scn, nullptr);
+    Elf_Data* syms = elf_getdata(symscn, nullptr);
+    if (rel == nullptr || syms == nullptr || sh.sh_entsize == 0) continue;
+    const size_t count = sh.sh_size / sh.sh_entsize;
+    const size_t nsyms = symsh.sh_size / symsh.sh_entsize;
+    for (size_t i = 0; i < count; ++i) {
+      uint64_t offset = 0;
+      uint64_t info = 0;
+      if (sh.sh_type == SHT_RELA) {
+        GElf_Rela r;
+        if (gelf_getrela(rel, static_cast<int>(i), &r) == nullptr) continue;
+        offset = r.r_offset;
+        info = r.r_info;
+      } else {
+        GElf_Rel r;
+        if (gelf_getrel(rel, static_cast<int>(i), &r) == nullptr) continue;
+        offset = r.r_offset;
+        info = r.r_info;
+      }
+      // gelf hands 32-bit r_info over in the 64-bit layout, so GELF_R_* fits both classes.
+      const size_t index = GELF_R_SYM(info);
+      const uint32_t type = static_cast<uint32_t>(GELF_R_TYPE(info));
+      if (index == 0 || index >= nsyms) continue;
+      GElf_Sym sym;
+      if (gelf_getsym(syms, static_cast<int>(index), &sym) == nullptr || sym.st_shndx != SHN_UNDEF) continue;
+      const char* n = elf_strptr(e.get(), symsh.sh_link, sym.st_name);
+      if (n == nullptr || *n == '\0') continue;
+      imports_.push_back({n, offset, type});
+    }
+  }
+
   symbols_.reserve(merged.size());
   for (auto& [key, sym] : merged) symbols_.push_back(std::move(sym));
   std::stable_sort(symbols_.begin(), symbols_.end(),
@@ -167,6 +208,13 @@ std::string elf_file::machine_name() const {
     case EM_PPC64: return "PowerPC64";
     default: return "machine " + std::to_string(machine_);
   }
+}
+
+const import* elf_file::import_at_slot(uint64_t slot) const noexcept {
+  for (const import& i : imports_) {
+    if (i.slot == slot) return &i;
+  }
+  return nullptr;
 }
 
 const symbol* elf_file::find_function(std::string_view name) const noexcept {

@@ -85,6 +85,7 @@ program program::from_elf(elf::elf_file file, const std::filesystem::path& path)
       if (first_argument && code_section_at(e, *first_argument) != nullptr) found.insert(*first_argument);
     }
   }
+  if (x86) p.name_import_thunks();
   for (uint64_t address : found) {
     if (p.discovered_.count(address) != 0) continue;
     function_info info;
@@ -94,6 +95,32 @@ program program::from_elf(elf::elf_file file, const std::filesystem::path& path)
   }
   p.rebuild();
   return p;
+}
+
+// PLT stubs jump through a GOT slot that the loader fills with an import's address; like
+// Ghidra, the window names each stub after its import (puts, not FUN_00401030).
+void program::name_import_thunks() {
+  const disasm::decoder dec(elf_.machine() == EM_X86_64 ? disasm::mode::x86_64 : disasm::mode::x86_32);
+  for (const elf::section& s : elf_.sections()) {
+    if (!s.allocated() || !s.executable() || !is_plt(s)) continue;
+    std::optional<uint64_t> stub;  // where the current stub starts
+    for (const auto& insn : dec.decode_all(s.address, section_bytes(elf_, s))) {
+      if (!stub && insn.mnemonic != "nop") stub = insn.address;  // padding between stubs is no stub
+      if (insn.kind != disasm::flow::jump) continue;
+      if (insn.memory_target && stub) {
+        const elf::import* imp = elf_.import_at_slot(*insn.memory_target);
+        // In 32-bit PIC stubs the slot is relative to ebx; those keep no name here.
+        if (imp != nullptr && discovered_.count(*stub) == 0) {
+          function_info info;
+          info.address = *stub;
+          info.end = insn.address + insn.length;
+          info.original_name = imp->name;
+          discovered_.emplace(*stub, std::move(info));
+        }
+      }
+      stub.reset();
+    }
+  }
 }
 
 void program::set_procedures(const std::set<uint64_t>& addresses) {

@@ -45,6 +45,7 @@ class program {
 
  private:
   void rebuild();
+  void name_import_thunks();
 
   std::filesystem::path path_;
   elf::elf_file elf_;

@@ -37,7 +37,8 @@ struct instruction {
   flow kind = flow::next;
   // The absolute target of a direct call or jump (relative or absolute immediate operand).
   std::optional<uint64_t> target;
-  // The absolute address a rip-relative memory operand or `lea` refers to, if any.
+  // The absolute address a memory operand (or `lea`) refers to when it does not depend on a
+  // register: rip-relative ([rip+0x2fe2]) or absolute ([0x804a00c]); fs:/gs: ones excluded.
   std::optional<uint64_t> memory_target;
   // An immediate operand's value (the first one), as `mov edi, 0x401136` loads an address.
   std::optional<uint64_t> immediate;

@@ -53,6 +53,14 @@ struct segment {
   uint64_t memory_size = 0;
 };
 
+// A symbol the file takes from a shared library: the dynamic loader writes its address into
+// `slot` (a GOT entry) through a relocation.
+struct import {
+  std::string name;   // without the version ("puts", not "puts@GLIBC_2.2.5")
+  uint64_t slot = 0;  // the relocation's target address
+  uint32_t type = 0;  // R_*: JUMP_SLOT for PLT calls, GLOB_DAT for data and -fno-plt calls
+};
+
 class elf_file {
  public:
   // Reads and parses `path`. Errors name the file and the problem.
@@ -79,6 +87,9 @@ class elf_file {
   const std::vector<symbol>& functions() const noexcept { return functions_; }
   const std::vector<section>& sections() const noexcept { return sections_; }
   const std::vector<segment>& segments() const noexcept { return segments_; }
+  // Relocations (SHT_RELA and SHT_REL) that name an undefined symbol, in file order.
+  const std::vector<import>& imports() const noexcept { return imports_; }
+  const import* import_at_slot(uint64_t slot) const noexcept;
 
   // Function lookups. `function_at` returns the function whose [address, address+size)
   // holds `addr` (a function of size 0 holds only its first byte); `symbol_near` returns the
@@ -112,6 +123,7 @@ class elf_file {
   std::vector<symbol> functions_;
   std::vector<section> sections_;
   std::vector<segment> segments_;
+  std::vector<import> imports_;
 };
 
 }  // namespace toolhost::elf
