@@ -2,8 +2,6 @@
 #include <memory>
 #include <string>
 
-#include "sdk_shim.hpp"  // before the SDK
-
 #include <toolhost/eleven/values.hpp>
 #include <toolhost/sdk/sdk.hpp>
 
