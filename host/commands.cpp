@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <thread>
 
 #include <absl/strings/str_cat.h>
@@ -64,6 +65,15 @@ config::server all_plugins_server(plugins::loader& loader, std::string name) {
 }
 
 std::atomic<bool> g_stop{false};
+
+// Writes a command's output to the descriptor that was stdout before plugins loaded.
+void emit(int fd, const std::string& text) {
+  for (size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
 
 // Blocks the stop signals in every thread and waits for them on one of its own.
 void watch_signals() {
@@ -193,6 +203,9 @@ int serve(const cli::options& o) {
 }
 
 int plugins(const cli::options& o) {
+  // Plugins may print while they load: the table goes to the real stdout, their noise to stderr.
+  const int table_fd = transport::take_stdout();
+  std::ostringstream out;
   auto cfg = load_config(o);
   if (!cfg) return 2;
   plugins::loader loader(cfg->plugin_dirs);
@@ -256,21 +269,23 @@ int plugins(const cli::options& o) {
       line += *f[i];
       if (i + 1 < 7) line += std::string(width[i] - f[i]->size() + 2, ' ');
     }
-    std::cout << line << "\n";
+    out << line << "\n";
   };
   print(header);
   for (const auto& r : rows) print(r);
-  if (rows.empty()) std::cout << "(no plugins found in " << absl::StrJoin(cfg->plugin_dirs, ", ") << ")\n";
+  if (rows.empty()) out << "(no plugins found in " << absl::StrJoin(cfg->plugin_dirs, ", ") << ")\n";
   if (!problems.empty()) {
-    std::cout << "\nProblems:\n";
-    for (const auto& p : problems) std::cout << "  " << p << "\n";
+    out << "\nProblems:\n";
+    for (const auto& p : problems) out << "  " << p << "\n";
   }
-  std::cout.flush();
+  emit(table_fd, out.str());
   srv.shutdown();
   std::_Exit(0);
 }
 
 int check_config(const cli::options& o) {
+  const int table_fd = transport::take_stdout();
+  std::ostringstream out;
   auto cfg = load_config(o);
   if (!cfg) return 2;
   plugins::loader loader(cfg->plugin_dirs);
@@ -281,7 +296,7 @@ int check_config(const cli::options& o) {
     for (const auto& id : s.plugins) {
       plugins::library* lib = loader.find(id);
       if (lib == nullptr) {
-        std::cout << s.source << ": server '" << s.name << "': plugin '" << id << "' is not in "
+        out << s.source << ": server '" << s.name << "': plugin '" << id << "' is not in "
                   << absl::StrJoin(cfg->plugin_dirs, ", ") << "\n";
         ++problems;
       }
@@ -291,7 +306,7 @@ int check_config(const cli::options& o) {
     for (const auto& inst : srv.instances()) {
       ++plugin_count;
       if (inst->status() != plugins::load_status::loaded) {
-        std::cout << s.source << ": server '" << s.name << "': " << inst->message() << "\n";
+        out << s.source << ": server '" << s.name << "': " << inst->message() << "\n";
         ++problems;
       }
     }
@@ -301,18 +316,18 @@ int check_config(const cli::options& o) {
     if (lib->status == plugins::load_status::not_shared_library || lib->status == plugins::load_status::no_entry_symbol ||
         lib->status == plugins::load_status::wrong_abi || lib->status == plugins::load_status::bad_entry ||
         lib->status == plugins::load_status::duplicate_id) {
-      std::cout << lib->message << "\n";
+      out << lib->message << "\n";
       ++problems;
     }
   }
   const std::string name = cfg->path.empty() ? "built-in defaults" : cfg->path;
   if (problems > 0) {
-    std::cout << name << ": " << problems << " problem" << (problems == 1 ? "" : "s") << "\n";
-    std::cout.flush();
+    out << name << ": " << problems << " problem" << (problems == 1 ? "" : "s") << "\n";
+    emit(table_fd, out.str());
     std::_Exit(1);
   }
-  std::cout << name << ": OK (" << cfg->servers.size() << " servers, " << plugin_count << " plugin instances started)\n";
-  std::cout.flush();
+  out << name << ": OK (" << cfg->servers.size() << " servers, " << plugin_count << " plugin instances started)\n";
+  emit(table_fd, out.str());
   std::_Exit(0);
 }
 
