@@ -1,0 +1,135 @@
+// The dump and memory backends through toolhost and the debugger plugin over MCP stdio, with
+// the official TypeScript SDK client: open {backend:"dump"} on a gcore (db/dq show what the
+// program wrote, r shows what gdb shows, run control is refused), on a Windows dump (virtual
+// reads through its page tables, the bugcheck), and open {backend:"memory"} on a live QEMU
+// guest (!db agrees with the gdbstub).
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync, readFileSync, rmSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const TOOLHOST = process.env.TOOLHOST;
+const PLUGINS = process.env.PLUGINS_DIR;
+const CORE_TARGET = process.env.CORE_TARGET;
+const GENERATE = process.env.WINDUMP_GENERATE;
+const RUN_QEMU = process.env.RUN_QEMU;
+const GUEST = process.env.GUEST_IMAGE;
+const dir = mkdtempSync(join(tmpdir(), "toolhost-dump-mcp-"));
+const children = [];
+
+after(() => {
+  for (const c of children) c.kill("SIGTERM");
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function config() {
+  const path = join(dir, "config.toml");
+  writeFileSync(
+    path,
+    `plugin_dirs = [${JSON.stringify(PLUGINS)}]
+default_server = "dumps"
+[servers.dumps]
+description = "dump and memory backend tests"
+plugins = ["debugger", "dump-backend", "memory-backend"]
+`,
+  );
+  return path;
+}
+
+async function connect() {
+  const client = new Client({ name: "toolhost-dump-test", version: "1.0.0" });
+  const transport = new StdioClientTransport({ command: TOOLHOST, args: ["--config", config(), "--server", "dumps"], stderr: "pipe" });
+  await client.connect(transport);
+  return client;
+}
+
+async function cmd(client, line, format) {
+  const args = { line, timeout_ms: 10000 };
+  if (format) args.format = format;
+  const r = await client.callTool({ name: "command", arguments: args });
+  return { text: r.content.map((c) => c.text).join(""), error: r.isError === true, structured: r.structuredContent };
+}
+
+const big = (v) => BigInt(String(v).startsWith("0x") ? v : "0x" + String(v).replaceAll("`", ""));
+
+test("a gcore through toolhost: memory and registers as gdb shows them; a dump does not run", async () => {
+  const core = join(dir, "core");
+  const addresses = join(dir, "addresses");
+  const gdb = spawnSync("gdb", ["-batch", "-nx", "-ex", "set pagination off", "-ex", "run", "-ex", `gcore ${core}`,
+    "-ex", "info registers rip rsp rbp rax rbx r12 eflags", "-ex", "kill", "--args", CORE_TARGET, addresses], { encoding: "utf8", timeout: 90000 });
+  assert.match(gdb.stdout, /SIGUSR1/, gdb.stdout + gdb.stderr);
+  const client = await connect();
+  const opened = await client.callTool({ name: "open", arguments: { backend: "dump", connect: core } });
+  assert.equal(opened.isError, undefined, JSON.stringify(opened));
+
+  // The heap region (region 0): byte k is (k * 3) & 0xff.
+  const [, heap] = readFileSync(addresses, "utf8").split("\n")[0].split(" ");
+  const db = await cmd(client, `db ${heap} L10`);
+  assert.equal(db.error, false, db.text);
+  assert.match(db.text, /00 03 06 09 0c 0f 12 15-18 1b 1e 21 24 27 2a 2d/);
+
+  const r = await cmd(client, "r", "json");
+  assert.equal(r.error, false, r.text);
+  let compared = 0;
+  for (const m of gdb.stdout.matchAll(/^(rip|rsp|rbp|rax|rbx|r12|eflags)\s+(0x[0-9a-f]+)/gm)) {
+    assert.equal(big(r.structured.result.registers[m[1]]), BigInt(m[2]), m[1]);
+    ++compared;
+  }
+  assert.equal(compared, 7, gdb.stdout);
+  const g = await cmd(client, "g");
+  assert.equal(g.error, true);
+  assert.match(g.text, /does not run|cannot|not support/i);
+  assert.equal((await client.callTool({ name: "close", arguments: {} })).isError, undefined);
+  await client.close();
+});
+
+test("a Windows kernel dump through toolhost: virtual reads through its page tables", async () => {
+  const dmp = join(dir, "kernel.dmp");
+  assert.equal(spawnSync(GENERATE, ["10", dmp]).status, 0);
+  const client = await connect();
+  const opened = await client.callTool({ name: "open", arguments: { backend: "dump", connect: dmp } });
+  assert.equal(opened.isError, undefined, JSON.stringify(opened));
+  // 0xfffff80040007000 maps through a 1 GiB page to physical 0x40007000, byte k = (0x40007 * 31 + k * 7) & 0xff.
+  const expected = Array.from({ length: 8 }, (_, k) => ((0x40007 * 31 + k * 7) & 0xff).toString(16).padStart(2, "0")).join(" ");
+  const db = await cmd(client, "db fffff800`40007000 L8");
+  assert.equal(db.error, false, db.text);
+  assert.ok(db.text.includes(expected), db.text + " / " + expected);
+  const phys = await cmd(client, "!db 40007000 L8");
+  assert.equal(phys.error, false, phys.text);
+  assert.ok(phys.text.includes(expected), phys.text);
+  const r = await cmd(client, "r rip", "json");
+  assert.equal(big(r.structured.result.registers.rip), 0xfffff80000010123n);
+  await client.close();
+});
+
+test("a live QEMU guest through the memory backend: !db agrees with the gdbstub", { skip: !existsSync(GUEST ?? "") && "no guest image" }, async () => {
+  const serial = join(dir, "serial");
+  const qmp = join(dir, "qmp.sock");
+  const gdbSock = join(dir, "gdb.sock");
+  const pidfile = join(dir, "qemu.pid");
+  const qemu = spawn(RUN_QEMU, ["--image", GUEST, "-serial", serial, "-qmp", qmp, "-gdb", gdbSock, "-pidfile", pidfile, "-timeout", "100"], { stdio: "ignore" });
+  children.push(qemu);
+  for (let i = 0; i < 300 && !(existsSync(serial) && readFileSync(serial, "utf8").includes("ready") && existsSync(pidfile)); ++i) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const pid = readFileSync(pidfile, "utf8").trim();
+  const client = await connect();
+  const opened = await client.callTool({ name: "open", arguments: { backend: "memory", connect: `pid=${pid},qmp=${qmp}` } });
+  assert.equal(opened.isError, undefined, JSON.stringify(opened));
+  const mine = await cmd(client, "!db 800000 L10");
+  assert.equal(mine.error, false, mine.text);
+  assert.match(mine.text, /54 4f 4f 4c 48 4f 53 54-2d 31 47 2d 50 41 47 45/); // "TOOLHOST-1G-PAGE"
+  const live = spawnSync("gdb", ["-batch", "-nx", "-ex", "set architecture i386:x86-64", "-ex", `target remote ${gdbSock}`,
+    "-ex", "maintenance packet Qqemu.PhyMemMode:1", "-ex", "x/16xb 0x800010", "-ex", "detach"], { encoding: "utf8", timeout: 60000 });
+  const gdbBytes = [...live.stdout.matchAll(/0x([0-9a-f]{2})\b/g)].map((m) => m[1]).slice(-16).join(" ");
+  const ours = await cmd(client, "!db 800010 L10");
+  const ourBytes = (/ ((?:[0-9a-f]{2}[ -]){15}[0-9a-f]{2})/.exec(ours.text) ?? ["", ""])[1].replaceAll("-", " ");
+  assert.equal(ourBytes, gdbBytes, ours.text + "\n" + live.stdout);
+  const g = await cmd(client, "g");
+  assert.equal(g.error, true);
+  await client.close();
+});
