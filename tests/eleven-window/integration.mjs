@@ -364,8 +364,23 @@ test('a window killed mid-call gives an error within the timeout, and the first 
   let started = Date.now();
   await expectError(client, 'list_marks', {}, `The Eleven window did not answer list_marks within ${TIMEOUT_MS} ms.`);
   assert.ok(Date.now() - started < TIMEOUT_MS + 5000);
+  // A stopped window whose connection queue is full: a fresh server's first call must not hang
+  // in connect either.
+  const fillers = [];
+  for (let i = 0; i < 64; i++) {
+    const c = net.createConnection(win.socket);
+    c.on('error', () => {});
+    fillers.push(c);
+  }
+  await new Promise((r) => setTimeout(r, 200));
+  const fresh = await connect(home, { bridge: win.socket });
+  started = Date.now();
+  await expectError(fresh, 'current_view', {}, /did not accept a connection for current_view within|did not answer current_view within/);
+  assert.ok(Date.now() - started < TIMEOUT_MS + 5000);
+  for (const c of fillers) c.destroy();
   win.proc.kill('SIGCONT');
   await expectOk(client, 'list_marks', {}, 'Nothing is written into the project for license yet.');
+  await expectOk(fresh, 'current_view', {});
 
   // A window killed while the call waits.
   win.proc.kill('SIGSTOP');

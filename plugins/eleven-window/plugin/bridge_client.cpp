@@ -50,7 +50,7 @@ void bridge_client::disconnect() {
   fd_ = -1;
 }
 
-absl::Status bridge_client::ensure_connected(std::string_view tool) {
+absl::Status bridge_client::ensure_connected(std::string_view tool, clock::time_point deadline) {
   if (fd_ >= 0) {
     // A connection that is readable before we asked anything is one the window closed (it
     // restarted) or wrote garbage on: either way it is no good for this call.
@@ -71,11 +71,23 @@ absl::Status bridge_client::ensure_connected(std::string_view tool) {
                                       std::to_string(sizeof addr.sun_path - 1) + ").");
   }
   std::memcpy(addr.sun_path, options_.socket_path.data(), options_.socket_path.size());
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  // Non-blocking: a window that stopped accepting (its backlog full) must not hang the call.
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return absl::InternalError(std::string("Cannot create a socket: ") + std::strerror(errno) + ".");
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+  for (;;) {
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) break;
     const int err = errno;
+    if (err == EINTR) continue;
+    if (err == EISCONN) break;
+    if ((err == EAGAIN || err == EINPROGRESS || err == EALREADY) && clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      continue;
+    }
     ::close(fd);
+    if (err == EAGAIN || err == EINPROGRESS || err == EALREADY) {
+      return absl::DeadlineExceededError("The Eleven window at " + options_.socket_path + " did not accept a connection for " +
+                                         std::string(tool) + " within " + std::to_string(options_.timeout.count()) + " ms.");
+    }
     return absl::UnavailableError("No Eleven window is listening at " + options_.socket_path + " (" +
                                   std::strerror(err) + "); ask the user to open Eleven or start toolhost-window.");
   }
@@ -99,7 +111,7 @@ absl::StatusOr<bridge_reply> bridge_client::call(std::string_view tool, std::str
     if (is_cancelled()) return absl::CancelledError(name + " was cancelled.");
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  if (absl::Status s = ensure_connected(tool); !s.ok()) return s;
+  if (absl::Status s = ensure_connected(tool, deadline); !s.ok()) return s;
 
   const uint64_t id = next_id_++;
   std::string line = R"({"id":)" + std::to_string(id) + R"(,"tool":)" + sdk::quote(tool) + R"(,"args":)" +

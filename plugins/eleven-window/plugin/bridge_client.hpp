@@ -51,7 +51,7 @@ class bridge_client {
   const bridge_options& options() const noexcept { return options_; }
 
  private:
-  absl::Status ensure_connected(std::string_view tool);
+  absl::Status ensure_connected(std::string_view tool, std::chrono::steady_clock::time_point deadline);
   void disconnect();
 
   bridge_options options_;
