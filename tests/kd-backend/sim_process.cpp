@@ -16,7 +16,7 @@
 
 namespace kdtest {
 
-sim_process::sim_process(const std::vector<std::string>& extra) {
+sim_process::sim_process(const std::vector<std::string>& extra, const std::string& listen) {
   char templ[] = "/tmp/kd-sim-test-XXXXXX";
   if (::mkdtemp(templ) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = templ;
@@ -24,7 +24,9 @@ sim_process::sim_process(const std::vector<std::string>& extra) {
   control_socket_ = dir_ + "/control.sock";
   int out[2];
   if (::pipe(out) != 0) throw std::runtime_error("pipe failed");
-  std::vector<std::string> args = {KD_SIM_PATH, "--listen", "unix:" + socket_, "--control", "unix:" + control_socket_};
+  std::vector<std::string> args = {KD_SIM_PATH, "--listen", listen.empty() ? "unix:" + socket_ : listen, "--control",
+                                   "unix:" + control_socket_};
+  if (listen.rfind("tcp:", 0) == 0) socket_ = "tcp:127.0.0.1:" + listen.substr(4);
   args.insert(args.end(), extra.begin(), extra.end());
   pid_ = ::fork();
   if (pid_ == 0) {
@@ -50,7 +52,15 @@ sim_process::sim_process(const std::vector<std::string>& extra) {
     }
   }
   ::close(out[0]);
-  if (seen.rfind("ready", 0) != 0) throw std::runtime_error("kd-sim did not start: '" + seen + "'");
+  if (seen.rfind("ready ", 0) != 0) {
+    // The destructor does not run for a constructor that throws: clean up here.
+    ::kill(pid_, SIGTERM);
+    ::waitpid(pid_, nullptr, 0);
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    throw std::runtime_error("kd-sim did not start: '" + seen + "'");
+  }
+  if (listen == "pty") socket_ = seen.substr(6, seen.find('\n') - 6);
   control_fd_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
   sockaddr_un a{};
   a.sun_family = AF_UNIX;

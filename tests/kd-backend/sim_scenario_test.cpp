@@ -8,7 +8,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <memory>
+#include <stdexcept>
 #include <thread>
+
+#include <unistd.h>
 #include <vector>
 
 #include <toolhost/debug_target.h>
@@ -355,4 +359,46 @@ TEST_CASE("kd backend: the scenario survives delayed and reordered packets") {
   INFO(stats);
   CHECK(stats.find(" delayed=0 ") == std::string::npos);
   CHECK(stats.find(" reordered=0 ") == std::string::npos);
+}
+
+namespace {
+// A short session over any connect form: open, read, bp, g, DbgPrint, close.
+void short_session(kdtest::sim_process& sim) {
+  session s(sim.socket_path());
+  CHECK(s.wait().reason == TOOLHOST_DT_STOP_INTERRUPT);
+  CHECK(hex_bytes(s.read(TOOLHOST_DT_VIRTUAL, kKernelBase, 2)) == "4d5a");
+  string_writer error;
+  REQUIRE(s.t->set_breakpoint(s.t, TOOLHOST_DT_BP_SOFTWARE, kSayHello, 1, error.raw()) == TOOLHOST_OK);
+  s.resume(TOOLHOST_DT_CONTINUE);
+  CHECK(s.wait().pc == kSayHello);
+  s.resume(TOOLHOST_DT_CONTINUE);
+  CHECK(s.wait().pc == kSayHello);
+  CHECK(s.output().find("Hello from kd-sim") != std::string::npos);
+  s.close();
+  CHECK(sim.control("breakpoints") == "0");
+}
+}  // namespace
+
+TEST_CASE("kd backend: a serial device (a pseudo-terminal) and tcp:HOST:PORT") {
+  {
+    kdtest::sim_process sim({}, "pty");
+    INFO(sim.socket_path());
+    CHECK(sim.socket_path().rfind("/dev/", 0) == 0);
+    short_session(sim);
+    short_session(sim);  // the line stays; a second session attaches again
+  }
+  // A port from the dynamic range; the simulator refuses to start if it is taken, so try a few.
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    const int port = 20000 + static_cast<int>((::getpid() * 7 + attempt * 131) % 20000);
+    std::unique_ptr<kdtest::sim_process> sim;
+    try {
+      sim = std::make_unique<kdtest::sim_process>(std::vector<std::string>{}, "tcp:" + std::to_string(port));
+    } catch (const std::exception&) {
+      continue;
+    }
+    CHECK(sim->socket_path() == "tcp:127.0.0.1:" + std::to_string(port));
+    short_session(*sim);
+    return;
+  }
+  FAIL("no free TCP port for kd-sim");
 }

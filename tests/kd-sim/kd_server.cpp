@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -97,6 +98,7 @@ void kd_server::accept_connection() {
 }
 
 void kd_server::drop_connection() {
+  if (pty_slave_fd_ >= 0) return;  // a serial line stays; only sockets come and go
   if (conn_fd_ >= 0) ::close(conn_fd_);
   conn_fd_ = -1;
   inbuf_.clear();
@@ -227,7 +229,7 @@ void kd_server::write_frame(std::vector<uint8_t> bytes, bool data) {
   }
   auto put = [this](const std::vector<uint8_t>& b) {
     if (conn_fd_ < 0) return;
-    if (::send(conn_fd_, b.data(), b.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(b.size())) drop_connection();
+    if (::write(conn_fd_, b.data(), b.size()) != static_cast<ssize_t>(b.size())) drop_connection();
   };
   put(bytes);
   if (held_) {
@@ -691,8 +693,28 @@ void kd_server::handle_control_line(int fd, const std::string& line) {
 }
 
 int kd_server::run() {
-  listen_fd_ = listen_on(options_.listen);
-  if (listen_fd_ < 0) {
+  std::string where = options_.listen;
+  if (options_.listen == "pty") {
+    // A pseudo-terminal stands in for a serial line: the debugger opens the slave as a device.
+    conn_fd_ = ::posix_openpt(O_RDWR | O_NOCTTY);
+    if (conn_fd_ < 0 || ::grantpt(conn_fd_) != 0 || ::unlockpt(conn_fd_) != 0) {
+      std::fprintf(stderr, "kd-sim: cannot create a pseudo-terminal: %s\n", std::strerror(errno));
+      return 1;
+    }
+    where = ::ptsname(conn_fd_);
+    // Keeping the slave open ourselves stops the master from reporting a hang-up between users.
+    pty_slave_fd_ = ::open(where.c_str(), O_RDWR | O_NOCTTY);
+    termios tio{};
+    if (pty_slave_fd_ < 0 || ::tcgetattr(pty_slave_fd_, &tio) != 0) {
+      std::fprintf(stderr, "kd-sim: cannot open %s: %s\n", where.c_str(), std::strerror(errno));
+      return 1;
+    }
+    ::cfmakeraw(&tio);
+    ::tcsetattr(pty_slave_fd_, TCSANOW, &tio);
+  } else {
+    listen_fd_ = listen_on(options_.listen);
+  }
+  if (listen_fd_ < 0 && conn_fd_ < 0) {
     std::fprintf(stderr, "kd-sim: cannot listen on %s: %s\n", options_.listen.c_str(), std::strerror(errno));
     return 1;
   }
@@ -703,13 +725,13 @@ int kd_server::run() {
       return 1;
     }
   }
-  std::printf("ready %s\n", options_.listen.c_str());
+  std::printf("ready %s\n", where.c_str());
   std::fflush(stdout);
   while (!quit_) {
     if (held_ && steady::now() - held_at_ > std::chrono::milliseconds(50)) {
       auto b = std::move(*held_);
       held_.reset();
-      if (conn_fd_ >= 0) ::send(conn_fd_, b.data(), b.size(), MSG_NOSIGNAL);
+      if (conn_fd_ >= 0 && ::write(conn_fd_, b.data(), b.size()) < 0) drop_connection();
     }
     if (!pending_in_.empty()) {
       frame f = std::move(pending_in_.front());

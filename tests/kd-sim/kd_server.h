@@ -25,7 +25,7 @@ struct faults {
 };
 
 struct options {
-  std::string listen = "unix:/tmp/ntoseye-kd.sock";
+  std::string listen = "unix:/tmp/ntoseye-kd.sock";  // or tcp:PORT, or pty (prints the device)
   std::string control;  // unix socket for test commands; empty: none
   faults wire;
   uint32_t seed = 1;
@@ -77,6 +77,7 @@ class kd_server {
   std::mt19937 rng_;
   int listen_fd_ = -1;
   int conn_fd_ = -1;
+  int pty_slave_fd_ = -1;  // --listen pty
   int control_listen_fd_ = -1;
   std::vector<int> control_fds_;
   std::vector<std::string> control_buffers_;

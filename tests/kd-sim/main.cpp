@@ -13,7 +13,7 @@ namespace {
 
 void usage() {
   std::fprintf(stderr,
-               "usage: kd-sim [--listen unix:PATH|tcp:PORT] [--control unix:PATH] [--cpus N] [--halted]\n"
+               "usage: kd-sim [--listen unix:PATH|tcp:PORT|pty] [--control unix:PATH] [--cpus N] [--halted]\n"
                "              [--drop P] [--corrupt P] [--delay P --delay-ms N] [--reorder P] [--seed N]\n"
                "              [--ack-timeout-ms N] [--verbose]\n");
 }
