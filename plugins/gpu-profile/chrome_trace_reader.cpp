@@ -72,6 +72,9 @@ struct slice {
 
 class chrome_handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, chrome_handler> {
  public:
+  chrome_handler(const read_control& control, const rapidjson::FileReadStream& stream, uint64_t total)
+      : control_(control), stream_(stream), total_(total) {}
+
   // Depth counts open objects and arrays; events sit at events_depth_ + 1 inside the array.
   bool StartObject() {
     ++depth_;
@@ -88,6 +91,8 @@ class chrome_handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, ch
     if (in_event_ && depth_ == events_depth_ + 1) {
       in_event_ = false;
       finish_event();
+      // Returning false stops the parse; read_chrome_json turns that into Cancelled.
+      if ((events_ & 0xFFF) == 0 && !keep_going()) return false;
     }
     --depth_;
     return true;
@@ -134,6 +139,7 @@ class chrome_handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, ch
   bool Bool(bool) { return true; }
 
   bool events_seen() const { return events_depth_ != 0; }
+  bool was_cancelled() const { return cancelled_; }
   bool array_form() const { return array_form_; }
   bool inside_event() const { return in_event_; }
   int depth() const { return depth_; }
@@ -168,6 +174,17 @@ class chrome_handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, ch
 
   void finish_event();
 
+  bool keep_going() {
+    if (control_.progress) control_.progress(stream_.Tell(), total_);
+    cancelled_ = control_.cancelled && control_.cancelled();
+    return !cancelled_;
+  }
+
+  const read_control& control_;
+  const rapidjson::FileReadStream& stream_;
+  uint64_t total_;
+  bool cancelled_ = false;
+
   int depth_ = 0;
   int events_depth_ = 0;
   bool array_form_ = false, top_object_ = false, events_closed_ = false;
@@ -175,7 +192,8 @@ class chrome_handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, ch
   std::string key_;
   raw_event event_;
   int64_t events_ = 0;
-  int64_t out_of_range_ = 0;  // events skipped for a timestamp no clock gives
+  int64_t out_of_range_ = 0;
+  bool seen_device_ = false;  // events skipped for a timestamp no clock gives
 
   std::unordered_map<std::string, int64_t> string_ids_;
   std::map<int64_t, std::string> string_names_;
@@ -224,7 +242,14 @@ void chrome_handler::finish_event() {
   }
   if (is_launch_category(e.cat) && e.correlation != kUnknown) launches_.emplace(e.correlation, ts);
   if (e.name.starts_with("ProfilerStep#")) frame_marks_["ProfilerStep#"].push_back(ts);
-  slices_.push_back({ts, end, e.pid, e.tid, trace_.label_id(e.name), is_device_category(e.cat), e.correlation});
+  const bool device = is_device_category(e.cat);
+  // Once device events appear, only they count as GPU work: the rest need not be kept.
+  if (device && !seen_device_) {
+    seen_device_ = true;
+    std::erase_if(slices_, [](const slice& s) { return !s.device; });
+  }
+  if (seen_device_ && !device) return;
+  slices_.push_back({ts, end, e.pid, e.tid, trace_.label_id(e.name), device, e.correlation});
 }
 
 trace_model chrome_handler::build() {
@@ -290,18 +315,17 @@ trace_model chrome_handler::build() {
 
 }  // namespace
 
-absl::StatusOr<trace_model> read_chrome_json(std::FILE* in, const std::string& name) {
+absl::StatusOr<trace_model> read_chrome_json(std::FILE* in, const std::string& name, const read_control& control) {
   // The size tells a file that ends early from one that is damaged in the middle.
-  if (std::fseek(in, 0, SEEK_END) != 0) return absl::InvalidArgumentError(name + ": cannot seek in the trace");
-  const long size = std::ftell(in);
-  std::rewind(in);
+  const uint64_t size = stream_size(in);
   std::vector<char> buffer(1 << 16);
   rapidjson::FileReadStream stream(in, buffer.data(), buffer.size());
   rapidjson::Reader reader;
-  chrome_handler handler;
+  chrome_handler handler(control, stream, size);
   const rapidjson::ParseResult ok = reader.Parse<rapidjson::kParseNanAndInfFlag>(stream, handler);
+  if (handler.was_cancelled()) return absl::CancelledError(name + ": reading was cancelled");
   if (!ok) {
-    const bool at_end = static_cast<long>(ok.Offset()) >= size;
+    const bool at_end = ok.Offset() >= size;
     // The bare-array form may end without its ']' once the last event is complete.
     const bool tolerated = at_end && handler.array_form() && handler.depth() == 1 && !handler.inside_event() &&
                            handler.event_count() > 0;
@@ -323,10 +347,10 @@ absl::StatusOr<trace_model> read_chrome_json(std::FILE* in, const std::string& n
   return trace;
 }
 
-absl::StatusOr<trace_model> read_chrome_json(const std::filesystem::path& file) {
+absl::StatusOr<trace_model> read_chrome_json(const std::filesystem::path& file, const read_control& control) {
   std::unique_ptr<std::FILE, decltype(&std::fclose)> in(std::fopen(file.c_str(), "rb"), &std::fclose);
   if (!in) return absl::NotFoundError("cannot open " + file.string());
-  return read_chrome_json(in.get(), file.string());
+  return read_chrome_json(in.get(), file.string(), control);
 }
 
 }  // namespace toolhost::gpu_profile

@@ -84,11 +84,14 @@ sdk::result gpu_profile(const settings& s, sdk::call& call) {
   }
   const std::optional<fs::path> recording = gp::newest_recording(folder);
   if (!recording) return sdk::result::error(gp::how_to_record(folder));
-  call.progress(0, 2, "reading " + recording->filename().string());
-  absl::StatusOr<gp::trace_model> trace = gp::read_trace(*recording);
+  const std::string name = recording->filename().string();
+  gp::read_control control;
+  control.cancelled = [&call] { return call.cancelled(); };
+  control.progress = [&call, &name](uint64_t done, uint64_t total) {
+    call.progress(static_cast<double>(done), total > 0 ? static_cast<double>(total) : -1, "reading " + name);
+  };
+  absl::StatusOr<gp::trace_model> trace = gp::read_trace(*recording, control);
   if (!trace.ok()) return sdk::result::error("Could not read the newest GPU recording: " + std::string(trace.status().message()));
-  if (call.cancelled()) return sdk::result::error("Cancelled.");
-  call.progress(1, 2, "computing");
   const gp::profile p = gp::compute_profile(*trace, options);
   const std::vector<std::string> suggestions = gp::suggest(p);
   std::error_code ec;

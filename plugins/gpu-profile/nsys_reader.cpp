@@ -30,6 +30,7 @@ class nsys_db {
     const int code = sqlite3_errcode(db_);
     std::string message = file_ + ": " + std::string(what) + ": " + sqlite3_errmsg(db_);
     if (code == SQLITE_NOTADB) message = file_ + ": not an SQLite database (" + sqlite3_errmsg(db_) + ")";
+    if (code == SQLITE_INTERRUPT) return absl::CancelledError(file_ + ": reading was cancelled");
     if (code == SQLITE_CORRUPT) message = file_ + ": the SQLite export is damaged or truncated (" + sqlite3_errmsg(db_) + ")";
     return absl::InvalidArgumentError(message);
   }
@@ -72,9 +73,15 @@ std::string text_of(sqlite3_stmt* st, int column) {
   return t != nullptr ? reinterpret_cast<const char*>(t) : "";
 }
 
+// SQLite calls this every few thousand steps; non-zero interrupts the query.
+int on_progress(void* user) {
+  const auto* control = static_cast<const read_control*>(user);
+  return control->cancelled && control->cancelled() ? 1 : 0;
+}
+
 }  // namespace
 
-absl::StatusOr<trace_model> read_nsys_sqlite(const std::filesystem::path& file) {
+absl::StatusOr<trace_model> read_nsys_sqlite(const std::filesystem::path& file, const read_control& control) {
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(file.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
   db_ptr holder(raw, &sqlite3_close);
@@ -83,6 +90,10 @@ absl::StatusOr<trace_model> read_nsys_sqlite(const std::filesystem::path& file) 
                                       (raw != nullptr ? sqlite3_errmsg(raw) : "out of memory") + ")");
   }
   nsys_db db(raw, file.string());
+  sqlite3_progress_handler(raw, 10000, &on_progress, const_cast<read_control*>(&control));
+  auto stopped = [&] { return control.cancelled && control.cancelled(); };
+  const absl::Status cancelled = absl::CancelledError(file.string() + ": reading was cancelled");
+  if (stopped()) return cancelled;
   auto tables = db.tables();
   if (!tables.ok()) return tables.status();
 
@@ -112,6 +123,7 @@ absl::StatusOr<trace_model> read_nsys_sqlite(const std::filesystem::path& file) 
   bool any_gpu_table = false;
   for (const gpu_table& g : kTables) {
     if (!tables->contains(g.table)) continue;
+    if (stopped()) return cancelled;
     any_gpu_table = true;
     const std::string sql = std::string("SELECT t.start, t.\"end\", t.deviceId, t.streamId, t.correlationId, t.globalPid, ") +
                             g.name_sql + " FROM " + g.table + " AS t";
@@ -145,6 +157,7 @@ absl::StatusOr<trace_model> read_nsys_sqlite(const std::filesystem::path& file) 
     if (!bad.ok()) return bad;
   }
 
+  if (stopped()) return cancelled;
   if (tables->contains("NVTX_EVENTS")) {
     const std::string text = strings ? "COALESCE(n.text, (SELECT value FROM StringIds WHERE id = n.textId), '')"
                                      : "COALESCE(n.text, '')";

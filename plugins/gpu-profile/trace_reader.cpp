@@ -6,7 +6,14 @@
 
 namespace toolhost::gpu_profile {
 
-absl::StatusOr<trace_model> read_trace(const std::filesystem::path& file) {
+uint64_t stream_size(std::FILE* in) {
+  if (std::fseek(in, 0, SEEK_END) != 0) return 0;
+  const long size = std::ftell(in);
+  std::rewind(in);
+  return size > 0 ? static_cast<uint64_t>(size) : 0;
+}
+
+absl::StatusOr<trace_model> read_trace(const std::filesystem::path& file, const read_control& control) {
   std::error_code ec;
   if (std::filesystem::is_directory(file, ec)) {
     if (file.extension() == ".trace") {
@@ -25,12 +32,12 @@ absl::StatusOr<trace_model> read_trace(const std::filesystem::path& file) {
   in.read(head, sizeof head);
   const auto n = static_cast<size_t>(in.gcount());
   if (n == 0) return absl::InvalidArgumentError(file.string() + " is empty");
-  if (n >= 16 && std::memcmp(head, "SQLite format 3\0", 16) == 0) return read_nsys_sqlite(file);
+  if (n >= 16 && std::memcmp(head, "SQLite format 3\0", 16) == 0) return read_nsys_sqlite(file, control);
   size_t i = 0;
   if (n >= 3 && std::memcmp(head, "\xEF\xBB\xBF", 3) == 0) i = 3;  // UTF-8 byte order mark
   while (i < n && std::isspace(static_cast<unsigned char>(head[i]))) ++i;
-  if (i < n && head[i] == '<') return read_xctrace_xml(file);
-  if (i < n && (head[i] == '{' || head[i] == '[')) return read_chrome_json(file);
+  if (i < n && head[i] == '<') return read_xctrace_xml(file, control);
+  if (i < n && (head[i] == '{' || head[i] == '[')) return read_chrome_json(file, control);
   if (file.extension() == ".nsys-rep" || file.extension() == ".qdrep") {
     return absl::FailedPreconditionError(file.string() + " is an Nsight Systems report; convert it with `nsys export "
                                                           "--type sqlite " + file.filename().string() + "` first");

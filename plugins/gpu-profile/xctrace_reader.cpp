@@ -64,7 +64,9 @@ class xctrace_parser {
     trace_.format = trace_format::xctrace_xml;
   }
 
-  absl::StatusOr<trace_model> run(std::FILE* in) {
+  absl::StatusOr<trace_model> run(std::FILE* in, const read_control& control) {
+    const uint64_t total = stream_size(in);
+    uint64_t done = 0;
     std::unique_ptr<XML_ParserStruct, decltype(&XML_ParserFree)> parser(XML_ParserCreate(nullptr), &XML_ParserFree);
     if (!parser) return absl::ResourceExhaustedError("could not create an XML parser");
     parser_ = parser.get();
@@ -74,8 +76,11 @@ class xctrace_parser {
 
     std::vector<char> buffer(1 << 16);
     for (;;) {
+      if (control.cancelled && control.cancelled()) return absl::CancelledError(file_ + ": reading was cancelled");
       const size_t n = std::fread(buffer.data(), 1, buffer.size(), in);
       const bool last = n < buffer.size();
+      done += n;
+      if (control.progress && (done & ((1u << 22) - 1)) < n) control.progress(done, total);  // every 4 MiB
       if (std::ferror(in)) return absl::DataLossError(file_ + ": read error");
       if (XML_Parse(parser_, buffer.data(), static_cast<int>(n), last) == XML_STATUS_ERROR) {
         if (!error_.empty()) return absl::InvalidArgumentError(error_);
@@ -298,14 +303,14 @@ class xctrace_parser {
 
 }  // namespace
 
-absl::StatusOr<trace_model> read_xctrace_xml(std::FILE* in, const std::string& name) {
-  return xctrace_parser(name).run(in);
+absl::StatusOr<trace_model> read_xctrace_xml(std::FILE* in, const std::string& name, const read_control& control) {
+  return xctrace_parser(name).run(in, control);
 }
 
-absl::StatusOr<trace_model> read_xctrace_xml(const std::filesystem::path& file) {
+absl::StatusOr<trace_model> read_xctrace_xml(const std::filesystem::path& file, const read_control& control) {
   std::unique_ptr<std::FILE, decltype(&std::fclose)> in(std::fopen(file.c_str(), "rb"), &std::fclose);
   if (!in) return absl::NotFoundError("cannot open " + file.string());
-  return read_xctrace_xml(in.get(), file.string());
+  return read_xctrace_xml(in.get(), file.string(), control);
 }
 
 }  // namespace toolhost::gpu_profile

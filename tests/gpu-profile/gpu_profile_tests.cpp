@@ -331,3 +331,24 @@ TEST_CASE("the open file comes from the window's current_view over the bridge") 
   REQUIRE_FALSE(gone.ok());
   CHECK_THAT(std::string(gone.status().message()), Catch::Contains("Is the window open?"));
 }
+
+TEST_CASE("a read stops when the call is cancelled, and reports its progress") {
+  const fs::path fixtures = GPU_PROFILE_FIXTURES;
+  for (const char* name : {"chromium_animation.json", "metal_system_trace.xml", "nsys_cuda.sqlite"}) {
+    INFO(name);
+    gp::read_control stop;
+    int polls = 0;
+    stop.cancelled = [&polls] { return ++polls > 0; };
+    auto r = gp::read_trace(fixtures / name, stop);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == absl::StatusCode::kCancelled);
+    CHECK(polls > 0);
+
+    gp::read_control watch;
+    uint64_t last = 0;
+    watch.cancelled = [] { return false; };
+    watch.progress = [&last](uint64_t done, uint64_t) { last = done; };
+    CHECK(gp::read_trace(fixtures / name, watch).ok());
+    if (std::string(name).ends_with(".json")) CHECK(last > 0);
+  }
+}
