@@ -19,7 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint8_t b[16];
   auto read = [&](uint64_t pa, std::span<uint8_t> out) { return reader->read_physical_exact(pa, out); };
   const uint64_t dtb = reader->header().directory_table_base;
-  for (uint64_t va : {0x0ull, 0xfffff80000000000ull, reader->header().context.rip, reader->header().ps_loaded_module_list}) {
+  const uint64_t addresses[] = {0, 0xfffff80000000000, reader->header().context.rip, reader->header().ps_loaded_module_list};
+  for (uint64_t va : addresses) {
     (void)toolhost::paging::read_virtual(dtb, va, b, read);
   }
   return 0;
