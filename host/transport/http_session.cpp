@@ -16,11 +16,14 @@ namespace {
 constexpr size_t kKeptStreams = 32;
 constexpr size_t kStandaloneKeep = 1024;
 
-// Messages the MCP session sends synchronously while handle() runs on this thread and that name
-// no request (parse errors, invalid messages): they are the answer to that very POST.
+// Messages the MCP session sends synchronously while handle() runs on this thread belong to that
+// very POST: those that name no request (parse errors, invalid messages) are its answer, the
+// others (ping, initialize, refusals) go to its stream even when the client reused the id of a
+// request still in flight, which keeps its own stream.
 struct capture {
   const http_session* owner = nullptr;
   std::vector<std::string> messages;
+  std::vector<mcp::outgoing> related;
 };
 thread_local capture* t_capture = nullptr;
 
@@ -65,11 +68,15 @@ std::chrono::steady_clock::time_point http_session::last_used() const {
 }
 
 void http_session::deliver(mcp::outgoing m) {
-  if (m.related_request.empty()) {
-    if (t_capture != nullptr && t_capture->owner == this) {
+  if (t_capture != nullptr && t_capture->owner == this) {
+    if (m.related_request.empty()) {
       t_capture->messages.push_back(std::move(m.json));
-      return;
+    } else {
+      t_capture->related.push_back(std::move(m));
     }
+    return;
+  }
+  if (m.related_request.empty()) {
     if (!m.json.empty()) standalone_->push(std::move(m.json), false);
     return;
   }
@@ -127,21 +134,27 @@ http_session::post_result http_session::post(std::string_view body) {
     s = std::make_shared<stream>(next_stream_++, SIZE_MAX);
     streams_[s->index()] = s;
     bool finished = false;
+    auto take = [&](mcp::outgoing& m, bool routed) {
+      if (m.json.empty()) {
+        s->end();
+      } else {
+        s->push(std::move(m.json), m.final);
+      }
+      if (m.final) {
+        if (routed) routes_.erase(m.related_request);
+        finished = true;
+      }
+    };
     for (const auto& id : h.requests) {
-      routes_[id] = s;
+      const bool duplicate = routes_.count(id) != 0;  // the client reused an id still in flight
+      if (!duplicate) routes_[id] = s;
+      for (auto& m : c.related) {
+        if (m.related_request == id && (!m.json.empty() || m.final)) take(m, !duplicate);
+      }
+      if (duplicate) continue;
       auto it = unrouted_.find(id);
       if (it == unrouted_.end()) continue;
-      for (auto& m : it->second) {
-        if (m.json.empty()) {
-          s->end();
-        } else {
-          s->push(std::move(m.json), m.final);
-        }
-        if (m.final) {
-          routes_.erase(id);
-          finished = true;
-        }
-      }
+      for (auto& m : it->second) take(m, true);
       unrouted_.erase(it);
     }
     if (finished) {
