@@ -245,6 +245,7 @@ class elf_core final : public snapshot {
     if (n > (desc.size() - 16) / 24) {
       return absl::InvalidArgumentError(absl::StrFormat("NT_FILE note declares %u files, more than its %u bytes hold", n, desc.size()));
     }
+    const uint64_t page_size = u64_at(desc.data() + 8);
     size_t names = 16 + static_cast<size_t>(n) * 24;
     std::map<std::string, module_info> by_path;
     std::vector<std::string> order;
@@ -258,6 +259,8 @@ class elf_core final : public snapshot {
       const uint64_t start = u64_at(e);
       const uint64_t end = u64_at(e + 8);
       if (end < start) return absl::InvalidArgumentError(absl::StrFormat("NT_FILE entry %u ends (0x%x) before it starts (0x%x)", i, end, start));
+      const uint64_t page = u64_at(e + 16);
+      if (page_size != 0 && page <= UINT64_MAX / page_size) file_maps_.push_back({start, end, page * page_size, path});
       auto [it, inserted] = by_path.try_emplace(path);
       module_info& m = it->second;
       if (inserted) {
@@ -326,21 +329,58 @@ class elf_core final : public snapshot {
     size_t done = 0;
     while (done < out.size()) {
       const uint64_t at = address + done;
-      auto it = std::upper_bound(segments_.begin(), segments_.end(), at,
-                                 [](uint64_t a, const segment& s) { return a < s.address; });
-      if (it == segments_.begin()) break;
-      --it;
-      if (at - it->address >= it->file_size) break;
-      const uint64_t in_segment = it->file_size - (at - it->address);
-      const size_t chunk = static_cast<size_t>(std::min<uint64_t>(in_segment, out.size() - done));
-      std::memcpy(out.data() + done, bytes.data() + it->offset + (at - it->address), chunk);
+      auto next = std::upper_bound(segments_.begin(), segments_.end(), at,
+                                   [](uint64_t a, const segment& s) { return a < s.address; });
+      if (next != segments_.begin()) {
+        const segment& it = *(next - 1);
+        if (at - it.address < it.file_size) {
+          const uint64_t in_segment = it.file_size - (at - it.address);
+          const size_t chunk = static_cast<size_t>(std::min<uint64_t>(in_segment, out.size() - done));
+          std::memcpy(out.data() + done, bytes.data() + it.offset + (at - it.address), chunk);
+          done += chunk;
+          continue;
+        }
+      }
+      // Not saved in the core: a process core leaves out unmodified file mappings (code,
+      // read-only data), which read from the mapped file, as gdb does.
+      const uint64_t limit = next == segments_.end() ? UINT64_MAX : next->address;
+      const size_t chunk = qemu_ ? 0 : read_mapped_file(at, out.subspan(done, static_cast<size_t>(std::min<uint64_t>(out.size() - done, limit - at))));
+      if (chunk == 0) break;
       done += chunk;
     }
     if (done == 0) return absl::NotFoundError(absl::StrFormat("%s address 0x%x is not in the core", space, address));
     return done;
   }
 
+  size_t read_mapped_file(uint64_t at, std::span<uint8_t> out) {
+    for (const file_map& f : file_maps_) {
+      if (at < f.start || at >= f.end) continue;
+      auto [it, inserted] = opened_.try_emplace(f.path);
+      if (inserted) {
+        absl::StatusOr<std::unique_ptr<mapped_file>> file = mapped_file::open(f.path);
+        if (file.ok()) it->second = std::move(*file);
+      }
+      if (it->second == nullptr) return 0;
+      const auto bytes = it->second->bytes();
+      const uint64_t offset = f.offset + (at - f.start);
+      if (offset >= bytes.size()) return 0;
+      const size_t chunk = static_cast<size_t>(std::min<uint64_t>({out.size(), f.end - at, bytes.size() - offset}));
+      std::memcpy(out.data(), bytes.data() + offset, chunk);
+      return chunk;
+    }
+    return 0;
+  }
+
+  struct file_map {
+    uint64_t start;
+    uint64_t end;
+    uint64_t offset;  // in the file, bytes
+    std::string path;
+  };
+
   std::unique_ptr<mapped_file> file_;
+  std::vector<file_map> file_maps_;
+  std::map<std::string, std::unique_ptr<mapped_file>> opened_;  // nullptr: could not be opened
   bool qemu_ = false;
   int signal_ = 0;
   std::string command_;

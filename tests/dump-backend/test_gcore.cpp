@@ -60,7 +60,7 @@ TEST_CASE("a gcore of a real program: memory and registers match what gdb shows"
   const std::string addresses = dir + "/addresses";
   const std::string gdb_out = run_capture(
       "timeout 90 gdb -batch -nx -ex 'set pagination off' -ex 'set confirm off' -ex run -ex 'gcore " + core +
-      "' -ex 'thread apply all info registers' -ex kill --args " TOOLHOST_CORE_TARGET " " + addresses + " 2>&1");
+      "' -ex 'thread apply all info registers' -ex 'x/16xb $pc' -ex kill --args " TOOLHOST_CORE_TARGET " " + addresses + " 2>&1");
   INFO(gdb_out);
   REQUIRE(gdb_out.find("SIGUSR1") != std::string::npos);
 
@@ -113,6 +113,27 @@ TEST_CASE("a gcore of a real program: memory and registers match what gdb shows"
       ++compared;
     }
     CHECK(compared >= 24);
+  }
+
+  // Code is not saved in a gcore (unmodified file mappings): it reads from the mapped files,
+  // and shows what gdb shows at the current pc.
+  {
+    std::smatch m;
+    const std::regex pc_line(R"(\n(0x[0-9a-f]+)[^:\n]*:((?:\s+0x[0-9a-f]{2}){8})\n[^\n]*:((?:\s+0x[0-9a-f]{2}){8}))");
+    REQUIRE(std::regex_search(gdb_out, m, pc_line));
+    const uint64_t pc = std::stoull(m[1], nullptr, 16);
+    std::vector<uint8_t> expected;
+    const std::string hex_bytes = std::string(m[2]) + std::string(m[3]);
+    const std::regex byte_re("0x([0-9a-f]{2})");
+    for (std::sregex_iterator it(hex_bytes.begin(), hex_bytes.end(), byte_re), end; it != end; ++it) {
+      expected.push_back(static_cast<uint8_t>(std::stoul((*it)[1], nullptr, 16)));
+    }
+    REQUIRE(expected.size() == 16);
+    std::vector<uint8_t> code(16);
+    size_t got = 0;
+    REQUIRE(t->read_memory(t, TOOLHOST_DT_VIRTUAL, pc, code.data(), code.size(), &got, nullptr) == TOOLHOST_OK);
+    REQUIRE(got == 16);
+    CHECK(code == expected);
   }
 
   // A dump reports its stop once and explains that it does not run.
