@@ -402,3 +402,68 @@ TEST_CASE("kd backend: a serial device (a pseudo-terminal) and tcp:HOST:PORT") {
   }
   FAIL("no free TCP port for kd-sim");
 }
+
+TEST_CASE("kd backend: hardware breakpoints and watchpoints through the debug registers of every processor") {
+  kdtest::sim_process sim;
+  session s(sim.socket_path());
+  s.wait();
+  toolhost_debug_target_t* t = s.t;
+  CHECK((t->capabilities(t) & TOOLHOST_DT_CAP_HW_BREAKPOINTS) != 0);
+  string_writer error;
+
+  // An execution breakpoint lives in DR0 on both processors, not in the breakpoint table.
+  REQUIRE(t->set_breakpoint(t, TOOLHOST_DT_BP_HARDWARE, kSayHello, 1, error.raw()) == TOOLHOST_OK);
+  CHECK(sim.control("breakpoints") == "0");
+  CHECK(sim.control("reg 0 dr0") == "0xfffff80000001100");
+  CHECK(sim.control("reg 1 dr0") == "0xfffff80000001100");
+  CHECK((std::stoull(sim.control("reg 1 dr7"), nullptr, 16) & 3) != 0);
+  s.resume(TOOLHOST_DT_CONTINUE);
+  toolhost_dt_stop_t stop = s.wait();
+  CHECK(stop.reason == TOOLHOST_DT_STOP_BREAKPOINT);
+  CHECK(stop.pc == kSayHello);
+  // Continuing steps off it first; the loop comes back to it.
+  s.resume(TOOLHOST_DT_CONTINUE);
+  stop = s.wait();
+  CHECK(stop.reason == TOOLHOST_DT_STOP_BREAKPOINT);
+  CHECK(stop.pc == kSayHello);
+  CHECK(s.output().find("Hello from kd-sim") != std::string::npos);
+  REQUIRE(t->clear_breakpoint(t, TOOLHOST_DT_BP_HARDWARE, kSayHello, 1, error.raw()) == TOOLHOST_OK);
+  CHECK((std::stoull(sim.control("reg 0 dr7"), nullptr, 16) & 0xFF) == 0);
+
+  // A write watchpoint on the stack slot the loop's `call` pushes its return address into: we
+  // are stopped inside the called function, so that slot is where rsp points now.
+  const uint64_t slot = std::stoull(sim.control("reg 0 rsp"), nullptr, 16);
+  REQUIRE(t->set_breakpoint(t, TOOLHOST_DT_BP_WRITE, slot, 8, error.raw()) == TOOLHOST_OK);
+  s.resume(TOOLHOST_DT_CONTINUE);
+  stop = s.wait();
+  CHECK(stop.reason == TOOLHOST_DT_STOP_WATCHPOINT);
+  CHECK(stop.address == slot);
+  CHECK(stop.pc == kSayHello);  // trap after the call
+  REQUIRE(t->clear_breakpoint(t, TOOLHOST_DT_BP_WRITE, slot, 8, error.raw()) == TOOLHOST_OK);
+
+  // A read watchpoint (an access watch on x86) on the message DbgPrint reads.
+  REQUIRE(t->set_breakpoint(t, TOOLHOST_DT_BP_READ, kKernelBase + 0x2000, 4, error.raw()) == TOOLHOST_OK);
+  s.resume(TOOLHOST_DT_CONTINUE);
+  stop = s.wait();
+  CHECK(stop.reason == TOOLHOST_DT_STOP_WATCHPOINT);
+  CHECK(stop.address == kKernelBase + 0x2000);
+
+  // Bad requests are refused with a reason; a fifth slot does not exist.
+  string_writer misaligned;
+  CHECK(t->set_breakpoint(t, TOOLHOST_DT_BP_WRITE, slot + 1, 8, misaligned.raw()) == TOOLHOST_ERR_INVALID_ARGUMENT);
+  CHECK(misaligned.text().find("aligned") != std::string::npos);
+  string_writer odd;
+  CHECK(t->set_breakpoint(t, TOOLHOST_DT_BP_WRITE, slot, 3, odd.raw()) == TOOLHOST_ERR_INVALID_ARGUMENT);
+  for (uint64_t i = 0; i < 3; ++i) {
+    REQUIRE(t->set_breakpoint(t, TOOLHOST_DT_BP_HARDWARE, kKernelBase + 0x1200 + i, 1, error.raw()) == TOOLHOST_OK);
+  }
+  string_writer full;
+  CHECK(t->set_breakpoint(t, TOOLHOST_DT_BP_HARDWARE, kKernelBase + 0x1300, 1, full.raw()) != TOOLHOST_OK);
+  CHECK(full.text().find("DR0-DR3") != std::string::npos);
+
+  // close clears the debug registers on every processor.
+  s.close();
+  CHECK((std::stoull(sim.control("reg 0 dr7"), nullptr, 16) & 0xFF) == 0);
+  CHECK((std::stoull(sim.control("reg 1 dr7"), nullptr, 16) & 0xFF) == 0);
+  CHECK(sim.control("reg 1 dr0") == "0x0");
+}

@@ -60,6 +60,9 @@ std::string hex_bytes(const uint8_t* p, size_t n) {
   return s;
 }
 
+constexpr uint64_t kDr6Idle = 0xFFFF0FF0;       // DR6 with no condition flagged
+constexpr uint64_t kDr6SingleStep = 0x4000;     // BS
+
 template <typename T>
 std::vector<uint8_t> bytes_of(const T& v) {
   const auto* p = reinterpret_cast<const uint8_t*>(&v);
@@ -549,7 +552,11 @@ void kd_server::handle_manipulate(const std::vector<uint8_t>& payload) {
           r.ReturnStatus = static_cast<int32_t>(STATUS_UNSUCCESSFUL);
           break;
         }
-        machine_.cpu(current_cpu_).special.KernelDr7 = m.u.Continue2.ControlSet.Dr7;
+        // Like KdpGetStateChange: the control set's Dr7 goes to every processor, Dr6 is cleared.
+        for (int i = 0; i < machine_.cpu_count(); ++i) {
+          machine_.cpu(i).special.KernelDr7 = m.u.Continue2.ControlSet.Dr7;
+          machine_.cpu(i).special.KernelDr6 = kDr6Idle;
+        }
         if (bugchecked_) {
           reboot();  // after a bugcheck the machine writes its dump and restarts
           return;
@@ -591,6 +598,12 @@ void kd_server::run_slice() {
     if (tracing_ && cpu != current_cpu_) continue;
     if (!tracing_ && machine_.sleeping(cpu)) continue;
     CONTEXT& ctx = machine_.cpu(cpu).context;
+    KSPECIAL_REGISTERS& special = machine_.cpu(cpu).special;
+    if (const uint32_t hits = machine_.execute_hits(cpu); hits != 0) {
+      special.KernelDr6 = kDr6Idle | hits;  // instruction breakpoints fault before executing
+      report_exception(cpu, STATUS_SINGLE_STEP);
+      return;
+    }
     if (machine_.breakpoint_at(ctx.Rip)) {
       report_exception(cpu, STATUS_BREAKPOINT);
       return;
@@ -605,7 +618,9 @@ void kd_server::run_slice() {
       return;
     }
     if (r.what == step_result::kind::dbgprint && conn_fd_ >= 0) send_print(r.text);
-    if (tracing_) {
+    const uint32_t data_hits = machine_.take_data_hits(cpu);
+    if (tracing_ || data_hits != 0) {
+      special.KernelDr6 = kDr6Idle | data_hits | (tracing_ ? kDr6SingleStep : 0);  // data watches trap after
       report_exception(cpu, STATUS_SINGLE_STEP);
       return;
     }
@@ -659,6 +674,7 @@ void kd_server::handle_control_line(int fd, const std::string& line) {
       else if (name == "rsp") v = c.context.Rsp;
       else if (name == "cr3") v = c.special.Cr3;
       else if (name == "dr7") v = c.special.KernelDr7;
+      else if (name == "dr0") v = c.special.KernelDr0;
       std::snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
       answer = buf;
     }

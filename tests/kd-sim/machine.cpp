@@ -193,15 +193,57 @@ uint64_t& machine::gpr(CONTEXT& c, int index) {
   return *regs[index & 15];
 }
 
+namespace {
+uint64_t debug_address(const KSPECIAL_REGISTERS& s, int n) {
+  const uint64_t regs[] = {s.KernelDr0, s.KernelDr1, s.KernelDr2, s.KernelDr3};
+  return regs[n];
+}
+}  // namespace
+
+uint32_t machine::execute_hits(int cpu) const {
+  const cpu_state& s = cpus_[static_cast<size_t>(cpu)];
+  const uint64_t dr7 = s.special.KernelDr7;
+  uint32_t hits = 0;
+  for (int n = 0; n < 4; ++n) {
+    const bool enabled = ((dr7 >> (2 * n)) & 3) != 0;
+    const uint64_t rw = (dr7 >> (16 + 4 * n)) & 3;
+    if (enabled && rw == 0 && debug_address(s.special, n) == s.context.Rip) hits |= 1u << n;
+  }
+  return hits;
+}
+
+uint32_t machine::take_data_hits(int cpu) {
+  cpu_state& s = cpus_[static_cast<size_t>(cpu)];
+  const uint32_t hits = s.data_hits;
+  s.data_hits = 0;
+  return hits;
+}
+
+void machine::watch(int cpu, uint64_t va, uint32_t size, bool write) {
+  cpu_state& s = cpus_[static_cast<size_t>(cpu)];
+  const uint64_t dr7 = s.special.KernelDr7;
+  static constexpr uint32_t kLength[4] = {1, 2, 8, 4};  // the LEN field's encoding
+  for (int n = 0; n < 4; ++n) {
+    if (((dr7 >> (2 * n)) & 3) == 0) continue;
+    const uint64_t rw = (dr7 >> (16 + 4 * n)) & 3;
+    if (rw == 0 || rw == 2 || (rw == 1 && !write)) continue;  // execute, I/O, or a read of a write watch
+    const uint64_t start = debug_address(s.special, n);
+    const uint64_t end = start + kLength[(dr7 >> (18 + 4 * n)) & 3];
+    if (va < end && start < va + size) s.data_hits |= 1u << n;
+  }
+}
+
 bool machine::push(int cpu, uint64_t value) {
   CONTEXT& c = cpus_[static_cast<size_t>(cpu)].context;
   c.Rsp -= 8;
+  watch(cpu, c.Rsp, 8, true);
   return write_virtual(cpu, c.Rsp, reinterpret_cast<uint8_t*>(&value), 8) == 8;
 }
 
 std::optional<uint64_t> machine::pop(int cpu) {
   CONTEXT& c = cpus_[static_cast<size_t>(cpu)].context;
   uint64_t value = 0;
+  watch(cpu, c.Rsp, 8, false);
   if (read_virtual(cpu, c.Rsp, reinterpret_cast<uint8_t*>(&value), 8) != 8) return std::nullopt;
   c.Rsp += 8;
   return value;
@@ -279,6 +321,7 @@ step_result machine::step(int cpu) {
       c.Rip += 2;
       if ((c.Rax & 0xFFFFFFFF) == 1) {  // BREAKPOINT_PRINT: rcx = text, edx = length
         std::string text(static_cast<size_t>(c.Rdx & 0xFFFF), '\0');
+        watch(cpu, c.Rcx, static_cast<uint32_t>(text.size()), false);
         const uint32_t got = read_virtual(cpu, c.Rcx, reinterpret_cast<uint8_t*>(text.data()), static_cast<uint32_t>(text.size()));
         text.resize(got);
         return {step_result::kind::dbgprint, text};

@@ -32,6 +32,7 @@ struct cpu_state {
   std::map<uint32_t, uint64_t> msrs;
   std::vector<uint8_t> staged_context;  // SetContextEx chunks before the commit
   std::chrono::steady_clock::time_point sleep_until{};
+  uint32_t data_hits = 0;  // DR slots whose data watch the last instruction triggered
 };
 
 struct breakpoint_entry {
@@ -62,6 +63,11 @@ class machine {
   step_result step(int cpu);
   bool sleeping(int cpu) const;
 
+  // Debug registers: DR slots (bits 0-3) armed for execution at the CPU's rip, and the data
+  // watches the last step triggered (taken, so reported once).
+  uint32_t execute_hits(int cpu) const;
+  uint32_t take_data_hits(int cpu);
+
   // Breakpoint table (handles are 1-based).
   std::optional<uint32_t> add_breakpoint(int cpu, uint64_t va);
   bool remove_breakpoint(int cpu, uint32_t handle);
@@ -75,6 +81,7 @@ class machine {
 
  private:
   uint64_t& gpr(CONTEXT& c, int index);
+  void watch(int cpu, uint64_t va, uint32_t size, bool write);
   bool push(int cpu, uint64_t value);
   std::optional<uint64_t> pop(int cpu);
 

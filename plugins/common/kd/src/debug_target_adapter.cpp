@@ -99,7 +99,8 @@ std::optional<uint64_t> number(const rapidjson::Value& args, const char* name) {
 uint64_t capabilities(toolhost_debug_target_t*) {
   return TOOLHOST_DT_CAP_READ_VIRTUAL | TOOLHOST_DT_CAP_WRITE_VIRTUAL | TOOLHOST_DT_CAP_READ_PHYSICAL |
          TOOLHOST_DT_CAP_WRITE_PHYSICAL | TOOLHOST_DT_CAP_REGISTERS | TOOLHOST_DT_CAP_WRITE_REGISTERS |
-         TOOLHOST_DT_CAP_SW_BREAKPOINTS | TOOLHOST_DT_CAP_RUN_CONTROL | TOOLHOST_DT_CAP_THREADS |
+         TOOLHOST_DT_CAP_SW_BREAKPOINTS | TOOLHOST_DT_CAP_HW_BREAKPOINTS | TOOLHOST_DT_CAP_WATCHPOINTS |
+         TOOLHOST_DT_CAP_RUN_CONTROL | TOOLHOST_DT_CAP_THREADS |
          TOOLHOST_DT_CAP_OUTPUT | TOOLHOST_DT_CAP_MODULES | TOOLHOST_DT_CAP_REBOOT;
 }
 
@@ -208,23 +209,44 @@ toolhost_status_t write_register(toolhost_debug_target_t* p, int64_t thread, uin
   return s.ok() ? TOOLHOST_OK : fail(s, error);
 }
 
-toolhost_status_t set_breakpoint(toolhost_debug_target_t* p, toolhost_dt_breakpoint_type_t type, uint64_t address,
-                                 uint32_t, toolhost_writer_t* error) {
-  if (type != TOOLHOST_DT_BP_SOFTWARE) {
-    sdk::write(error, "The kd backend sets software breakpoints only (through the target's breakpoint table).");
-    return TOOLHOST_ERR_UNSUPPORTED;
+// Hardware kinds of the debug-target types; x86 watches reads only together with writes.
+std::optional<target::hw_kind> hardware_kind(toolhost_dt_breakpoint_type_t type) {
+  switch (type) {
+    case TOOLHOST_DT_BP_HARDWARE: return target::hw_kind::execute;
+    case TOOLHOST_DT_BP_WRITE: return target::hw_kind::write;
+    case TOOLHOST_DT_BP_READ:
+    case TOOLHOST_DT_BP_ACCESS: return target::hw_kind::access;
+    default: return std::nullopt;
   }
-  auto s = of(p).set_breakpoint(address);
+}
+
+toolhost_status_t set_breakpoint(toolhost_debug_target_t* p, toolhost_dt_breakpoint_type_t type, uint64_t address,
+                                 uint32_t length, toolhost_writer_t* error) {
+  if (type == TOOLHOST_DT_BP_SOFTWARE) {
+    auto s = of(p).set_breakpoint(address);
+    return s.ok() ? TOOLHOST_OK : fail(s, error);
+  }
+  auto kind = hardware_kind(type);
+  if (!kind) {
+    sdk::write(error, absl::StrFormat("Unknown breakpoint type %d.", type));
+    return TOOLHOST_ERR_INVALID_ARGUMENT;
+  }
+  auto s = of(p).set_hardware_breakpoint(*kind, address, length == 0 ? 1 : length);
   return s.ok() ? TOOLHOST_OK : fail(s, error);
 }
 
 toolhost_status_t clear_breakpoint(toolhost_debug_target_t* p, toolhost_dt_breakpoint_type_t type, uint64_t address,
-                                   uint32_t, toolhost_writer_t* error) {
-  if (type != TOOLHOST_DT_BP_SOFTWARE) {
-    sdk::write(error, "The kd backend sets software breakpoints only.");
-    return TOOLHOST_ERR_UNSUPPORTED;
+                                   uint32_t length, toolhost_writer_t* error) {
+  if (type == TOOLHOST_DT_BP_SOFTWARE) {
+    auto s = of(p).clear_breakpoint(address);
+    return s.ok() ? TOOLHOST_OK : fail(s, error);
   }
-  auto s = of(p).clear_breakpoint(address);
+  auto kind = hardware_kind(type);
+  if (!kind) {
+    sdk::write(error, absl::StrFormat("Unknown breakpoint type %d.", type));
+    return TOOLHOST_ERR_INVALID_ARGUMENT;
+  }
+  auto s = of(p).clear_hardware_breakpoint(*kind, address, length == 0 ? 1 : length);
   return s.ok() ? TOOLHOST_OK : fail(s, error);
 }
 
@@ -253,6 +275,7 @@ toolhost_status_t wait_stop(toolhost_debug_target_t* p, uint32_t timeout_ms, too
   stop->thread = e.processor;
   stop->pc = e.pc;
   stop->code = e.code;
+  stop->address = e.address;
   switch (e.why) {
     case stop_event::reason::breakpoint: stop->reason = TOOLHOST_DT_STOP_BREAKPOINT; break;
     case stop_event::reason::step: stop->reason = TOOLHOST_DT_STOP_STEP; break;
@@ -261,6 +284,7 @@ toolhost_status_t wait_stop(toolhost_debug_target_t* p, uint32_t timeout_ms, too
     case stop_event::reason::bugcheck: stop->reason = TOOLHOST_DT_STOP_BUGCHECK; break;
     case stop_event::reason::reboot: stop->reason = TOOLHOST_DT_STOP_REBOOT; break;
     case stop_event::reason::module_load: stop->reason = TOOLHOST_DT_STOP_MODULE_LOAD; break;
+    case stop_event::reason::watchpoint: stop->reason = TOOLHOST_DT_STOP_WATCHPOINT; break;
     case stop_event::reason::lost: stop->reason = TOOLHOST_DT_STOP_UNKNOWN; stop->thread = -1; break;
   }
   std::snprintf(stop->description, sizeof(stop->description), "%s", e.description.c_str());

@@ -73,6 +73,7 @@ absl::StatusOr<std::unique_ptr<target>> target::attach(std::unique_ptr<link> l, 
     return state.status();
   }
   t->on_halt(*state);
+  t->dr7_base_ = state->dr7 & ~0xFFFF00FFull;  // keep the bits that are not slot enables or types
   auto version = t->get_version();
   if (!version.ok()) return version.status();
   if (version->machine != kMachineAmd64) {
@@ -240,6 +241,7 @@ void target::on_halt(const state_change& s) {
 
 void target::forget_target_state() {
   for (auto& [address, bp] : breakpoints_) bp.handle.reset();
+  for (const hw_slot& slot : hw_) hw_applied_ = hw_applied_ && !slot.used;
   std::lock_guard lock(output_mutex_);
   modules_.clear();
 }
@@ -280,6 +282,20 @@ stop_event target::classify(const state_change& s, bool restarted) {
       if (n == 5) e.bugcheck_parameters.assign(p, p + 4);
     }
     e.description = absl::StrFormat("Bugcheck 0x%08X", e.code);
+    return e;
+  }
+  const uint64_t hit_slots = s.exception_code == kStatusSingleStep ? (s.dr6 & 0xF) : 0;
+  for (int n = 0; n < 4 && hit_slots != 0; ++n) {
+    if ((hit_slots & (1u << n)) == 0 || !hw_[n].used) continue;
+    if (hw_[n].kind == hw_kind::execute) {
+      e.why = stop_event::reason::breakpoint;
+      e.description = absl::StrCat("Hardware breakpoint at ", hex(hw_[n].address));
+    } else {
+      e.why = stop_event::reason::watchpoint;
+      e.address = hw_[n].address;
+      e.description = absl::StrFormat("%s watchpoint on 0x%x (%u bytes), stopped after the access",
+                                      hw_[n].kind == hw_kind::write ? "Write" : "Access", hw_[n].address, hw_[n].length);
+    }
     return e;
   }
   if (s.exception_code == kStatusBreakpoint && breakpoints_.contains(s.pc)) {
@@ -507,14 +523,106 @@ absl::Status target::rearm_breakpoints(std::optional<uint64_t> except) {
   return absl::OkStatus();
 }
 
+// ---- Hardware breakpoints -------------------------------------------------------------------
+
+uint64_t target::compute_dr7(std::optional<uint64_t> skip_execute_at) const {
+  uint64_t dr7 = dr7_base_;
+  for (int n = 0; n < 4; ++n) {
+    const hw_slot& slot = hw_[n];
+    if (!slot.used) continue;
+    if (skip_execute_at && slot.kind == hw_kind::execute && slot.address == *skip_execute_at) continue;
+    const uint64_t rw = slot.kind == hw_kind::execute ? 0 : slot.kind == hw_kind::write ? 1 : 3;
+    const uint64_t len = slot.length == 1 ? 0 : slot.length == 2 ? 1 : slot.length == 8 ? 2 : 3;
+    dr7 |= 1ull << (2 * n);  // local enable
+    dr7 |= rw << (16 + 4 * n) | len << (18 + 4 * n);
+  }
+  return dr7;
+}
+
+bool target::hardware_execute_at(uint64_t pc) const {
+  for (const hw_slot& slot : hw_) {
+    if (slot.used && slot.kind == hw_kind::execute && slot.address == pc) return true;
+  }
+  return false;
+}
+
+absl::Status target::apply_debug_registers() {
+  const uint64_t dr7 = compute_dr7(std::nullopt);
+  std::vector<std::pair<uint16_t, std::vector<uint8_t>>> done;
+  absl::Status failure = absl::OkStatus();
+  for (uint16_t cpu = 0; cpu < processor_count_; ++cpu) {
+    auto special = read_control_space(cpu, kAmd64ControlSpaceKspecial, kKspecialReadSize);
+    if (!special.ok()) {
+      failure = special.status();
+      break;
+    }
+    std::vector<uint8_t> changed = *special;
+    for (int n = 0; n < 4; ++n) put_u64(changed, kKspecialDr0 + 8 * n, hw_[n].used ? hw_[n].address : 0);
+    put_u64(changed, kKspecialDr7, dr7);
+    if (auto s = write_control_space(cpu, kAmd64ControlSpaceKspecial, changed); !s.ok()) {
+      failure = s;
+      break;
+    }
+    done.emplace_back(cpu, std::move(*special));
+  }
+  if (failure.ok()) {
+    hw_applied_ = true;
+    return failure;
+  }
+  for (const auto& [cpu, old] : done) (void)write_control_space(cpu, kAmd64ControlSpaceKspecial, old);
+  return failure;
+}
+
+absl::Status target::set_hardware_breakpoint(hw_kind kind, uint64_t address, uint32_t length) {
+  if (auto s = require_halted("set a hardware breakpoint"); !s.ok()) return s;
+  if (kind == hw_kind::execute) length = 1;
+  if (length != 1 && length != 2 && length != 4 && length != 8) {
+    return absl::InvalidArgumentError(absl::StrCat("A watchpoint covers 1, 2, 4 or 8 bytes, not ", length, "."));
+  }
+  if (address % length != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat("A %u-byte watchpoint needs an address aligned to %u; 0x%x is not.", length, length, address));
+  }
+  int free_slot = -1;
+  for (int n = 0; n < 4; ++n) {
+    if (hw_[n].used && hw_[n].kind == kind && hw_[n].address == address && hw_[n].length == length) return absl::OkStatus();
+    if (!hw_[n].used && free_slot < 0) free_slot = n;
+  }
+  if (free_slot < 0) {
+    return absl::ResourceExhaustedError("All four debug registers (DR0-DR3) are in use; clear a hardware breakpoint or watchpoint first.");
+  }
+  hw_[free_slot] = {true, kind, address, length};
+  if (auto s = apply_debug_registers(); !s.ok()) {
+    hw_[free_slot] = hw_slot{};
+    return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status target::clear_hardware_breakpoint(hw_kind kind, uint64_t address, uint32_t length) {
+  if (auto s = require_halted("clear a hardware breakpoint"); !s.ok()) return s;
+  if (kind == hw_kind::execute) length = 1;
+  for (hw_slot& slot : hw_) {
+    if (!slot.used || slot.kind != kind || slot.address != address || slot.length != length) continue;
+    const hw_slot old = slot;
+    slot = hw_slot{};
+    if (auto s = apply_debug_registers(); !s.ok()) {
+      slot = old;
+      return s;
+    }
+    return absl::OkStatus();
+  }
+  return absl::NotFoundError(absl::StrFormat("There is no such hardware breakpoint or watchpoint at 0x%x.", address));
+}
+
 // ---- Run control ----------------------------------------------------------------------------
 
-absl::Status target::continue_target(bool trace) {
+absl::Status target::continue_target(bool trace, std::optional<uint64_t> dr7) {
   // ContinueApi2: status, then the AMD64 control set packed to 4: TraceFlag, Dr7, symbol range.
+  // The target loads this Dr7 on its processors, so it must carry our hardware breakpoints.
   std::vector<uint8_t> u(40, 0);
   put_u32(u, 0, kDbgContinue);
   put_u32(u, 4, trace ? 1 : 0);
-  put_u64(u, 8, last_state_.dr7);
+  put_u64(u, 8, dr7.value_or(compute_dr7(std::nullopt)));
   put_u64(u, 16, 1);  // CurrentSymbolStart 1, End 0: no range stepping
   auto r = request({kApiContinue2, current_processor_, u, {}, false, false});
   return r.status();
@@ -539,18 +647,21 @@ absl::Status target::resume(bool step) {
     pending_stop_.reset();
   }
   const uint64_t pc = last_state_.pc;
+  if (!hw_applied_) {
+    if (auto s = apply_debug_registers(); !s.ok()) return s;
+  }
   if (step) {
     if (auto s = rearm_breakpoints(pc); !s.ok()) return s;
-    if (auto s = continue_target(true); !s.ok()) return s;
+    if (auto s = continue_target(true, compute_dr7(pc)); !s.ok()) return s;
     stepping_ = true;
     start_pump();
     return absl::OkStatus();
   }
   stepping_ = false;
-  if (breakpoints_.contains(pc)) {
-    // Step off our own breakpoint first, then write it again.
+  if (breakpoints_.contains(pc) || hardware_execute_at(pc)) {
+    // Step off our own breakpoint first (without it), then arm it again.
     if (auto s = rearm_breakpoints(pc); !s.ok()) return s;
-    if (auto s = continue_target(true); !s.ok()) return s;
+    if (auto s = continue_target(true, compute_dr7(pc)); !s.ok()) return s;
     bool restarted = false;
     stepping_ = true;
     auto state = wait_state_change(options_.request_timeout, &restarted);
@@ -559,9 +670,10 @@ absl::Status target::resume(bool step) {
     if (restarted) forget_target_state();
     on_halt(*state);
     stop_event e = classify(*state, restarted);
+    // A watchpoint the stepped instruction triggered is a stop of its own.
     const bool plain_step = !restarted && state->new_state == kStateException &&
-                            state->exception_code == kStatusSingleStep;
-    if (!plain_step || breakpoints_.contains(state->pc)) {
+                            state->exception_code == kStatusSingleStep && (state->dr6 & 0xF) == 0;
+    if (!plain_step || breakpoints_.contains(state->pc) || hardware_execute_at(state->pc)) {
       if (plain_step) {
         e.why = stop_event::reason::breakpoint;
         e.description = absl::StrCat("Breakpoint at ", hex(state->pc));
@@ -675,6 +787,14 @@ absl::Status target::detach() {
       bp.handle.reset();
     }
     breakpoints_.clear();
+    bool had_hardware = false;
+    for (hw_slot& slot : hw_) {
+      had_hardware = had_hardware || slot.used;
+      slot = hw_slot{};
+    }
+    if (had_hardware) {
+      if (auto s = apply_debug_registers(); !s.ok() && result.ok()) result = s;
+    }
     // Let the target run: a halted kernel with nobody attached hangs on its next DbgPrint.
     if (auto s = continue_target(false); !s.ok() && result.ok()) result = s;
   }

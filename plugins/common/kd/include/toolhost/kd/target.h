@@ -36,11 +36,12 @@ struct target_options {
 };
 
 struct stop_event {
-  enum class reason { breakpoint, step, interrupt, exception, bugcheck, reboot, module_load, lost };
+  enum class reason { breakpoint, step, interrupt, exception, bugcheck, reboot, module_load, lost, watchpoint };
   reason why = reason::exception;
   uint16_t processor = 0;
   uint64_t pc = 0;
-  uint64_t code = 0;  // NTSTATUS or bugcheck code
+  uint64_t code = 0;     // NTSTATUS or bugcheck code
+  uint64_t address = 0;  // the watched address of a watchpoint hit
   std::vector<uint64_t> bugcheck_parameters;
   std::string description;
 };
@@ -87,6 +88,11 @@ class target {
   absl::Status clear_breakpoint(uint64_t address);
   std::vector<uint64_t> breakpoints() const;
 
+  // ---- Hardware breakpoints and watchpoints (DR0-DR3 / DR7 on every processor) ----
+  enum class hw_kind { execute, write, access };  // x86 has no read-only watch: access = read or write
+  absl::Status set_hardware_breakpoint(hw_kind kind, uint64_t address, uint32_t length);
+  absl::Status clear_hardware_breakpoint(hw_kind kind, uint64_t address, uint32_t length);
+
   // ---- Run control ----
   absl::Status resume(bool step);
   absl::Status interrupt();  // [any-thread]
@@ -130,7 +136,12 @@ class target {
   void on_debug_io(std::span<const uint8_t> payload);
   void on_halt(const state_change& s);
   stop_event classify(const state_change& s, bool restarted);
-  absl::Status continue_target(bool trace);
+  absl::Status continue_target(bool trace, std::optional<uint64_t> dr7 = std::nullopt);
+  // Writes DR0-DR3 and DR7 into every processor's special registers; on a failure, puts back
+  // what it already changed.
+  absl::Status apply_debug_registers();
+  uint64_t compute_dr7(std::optional<uint64_t> skip_execute_at) const;
+  bool hardware_execute_at(uint64_t pc) const;
   absl::Status rearm_breakpoints(std::optional<uint64_t> except);
   void pump();
   void start_pump();
@@ -150,6 +161,16 @@ class target {
     std::optional<uint32_t> handle;  // set while written into the target's table
   };
   std::map<uint64_t, breakpoint> breakpoints_;
+
+  struct hw_slot {
+    bool used = false;
+    hw_kind kind = hw_kind::execute;
+    uint64_t address = 0;
+    uint32_t length = 1;
+  };
+  hw_slot hw_[4];
+  uint64_t dr7_base_ = 0;       // DR7 bits that are not ours (kept as the target had them)
+  bool hw_applied_ = true;      // false after a reboot: written again before the next resume
 
   std::atomic<bool> running_{false};
   std::atomic<bool> lost_{false};
