@@ -115,7 +115,7 @@ TEST_CASE("round trip for every payload length around the block boundaries") {
   }
 }
 
-TEST_CASE("every single-bit flip of a datagram is rejected, never decoded") {
+TEST_CASE("every single-bit flip of a datagram is rejected and never decoded") {
   const key_set keys = captured_session_keys();
   const std::vector<uint8_t> wire = from_hex(cap::kGetVersionRequest);
   size_t unauthenticated = 0;

@@ -157,7 +157,7 @@ void scenario(toolhost_debug_target_t* t, sim_t& sim) {
 
 }  // namespace
 
-TEST_CASE("open without a key, or with a malformed one, says what to pass") {
+TEST_CASE("open without a key or with a malformed one says what to pass") {
   std::string error;
   CHECK(open_kdnet(free_port(), nullptr, 500, &error) == nullptr);
   CHECK_THAT(error, Catch::Contains("key:\"a.b.c.d\""));
@@ -165,7 +165,7 @@ TEST_CASE("open without a key, or with a malformed one, says what to pass") {
   CHECK_THAT(error, Catch::Contains("expected four base-36 numbers separated by dots"));
 }
 
-TEST_CASE("a target with another key is never accepted; open times out and says why") {
+TEST_CASE("a target with another key is never accepted and open says why") {
   const uint16_t port = free_port();
   auto sim = start_sim(port, "9.9.9.9", 0, 0, 5);
   std::string error;
@@ -196,7 +196,7 @@ TEST_CASE("the kd scenario through debug_target.h over KDNET") {
   CHECK(sim->stats().repeated_sequences == 0);
 }
 
-TEST_CASE("the same scenario with 10% loss, 5% corruption and then a reboot") {
+TEST_CASE("the same scenario with 10% loss and 5% corruption and then a reboot") {
   const uint16_t port = free_port();
   auto sim = start_sim(port, kKey, 0.10, 0.05, 23);
   std::string error;

@@ -122,7 +122,7 @@ TEST_CASE("the endpoint keys on a poke and then carries KD packets both ways") {
   CHECK(out->payload == kd);
 }
 
-TEST_CASE("every send, retransmissions included, gets a fresh increasing sequence") {
+TEST_CASE("every send including retransmissions gets a fresh increasing sequence") {
   auto ep = listening();
   scripted_target target(test_key(), ep->local_port());
   handshake(*ep, target);
@@ -138,7 +138,7 @@ TEST_CASE("every send, retransmissions included, gets a fresh increasing sequenc
   }
 }
 
-TEST_CASE("keepalives are left unanswered; a fresh poke after traffic is a reboot") {
+TEST_CASE("keepalives are left unanswered and a fresh poke after traffic is a reboot") {
   auto ep = listening();
   scripted_target target(test_key(), ep->local_port());
   handshake(*ep, target);
@@ -176,7 +176,7 @@ TEST_CASE("keepalives are left unanswered; a fresh poke after traffic is a reboo
   CHECK((*after)->bytes == std::vector<uint8_t>(16, 0x31));
 }
 
-TEST_CASE("a repeated poke before any traffic (our reply was lost) is answered, not a reboot") {
+TEST_CASE("a repeated poke before any traffic (our reply was lost) is answered and is no reboot") {
   auto ep = listening();
   scripted_target target(test_key(), ep->local_port());
   handshake(*ep, target);
@@ -191,7 +191,7 @@ TEST_CASE("a repeated poke before any traffic (our reply was lost) is answered, 
   CHECK(ep->stats().handshakes == 2);
 }
 
-TEST_CASE("a break-in before the handshake waits for the key; data solicits a poke") {
+TEST_CASE("a break-in before the handshake waits for the key") {
   auto ep = listening();
   scripted_target target(test_key(), ep->local_port());
   REQUIRE(ep->send_breakin().ok());
