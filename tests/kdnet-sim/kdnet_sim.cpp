@@ -648,6 +648,30 @@ struct simulator::state {
   }
 };
 
+namespace {
+wire_keys keys_from(const std::string& key, const std::vector<uint8_t>& data_key) {
+  wire_keys k;
+  key_from_text(key, k.control);
+  for (int i = 0; i < 32; ++i) k.mac[i] = uint8_t(~k.control[i]);
+  if (data_key.size() == 32) {
+    std::memcpy(k.data.data(), data_key.data(), 32);
+    k.keyed = true;
+  }
+  return k;
+}
+}  // namespace
+
+std::vector<uint8_t> seal_as_target(const std::string& key, const std::vector<uint8_t>& data_key, uint8_t channel,
+                                    uint64_t sequence, const std::vector<uint8_t>& payload) {
+  return seal(keys_from(key, data_key), channel, sequence, payload);
+}
+
+std::vector<uint8_t> open_with(const std::string& key, const std::vector<uint8_t>& data_key,
+                               const std::vector<uint8_t>& datagram) {
+  auto o = unseal(keys_from(key, data_key), datagram.data(), datagram.size());
+  return o ? o->payload : std::vector<uint8_t>{};
+}
+
 simulator::simulator(options o) : s_(std::make_unique<state>()) {
   s_->opt = std::move(o);
   s_->rng.seed(s_->opt.seed);

@@ -46,6 +46,15 @@ struct counters {
   uint64_t dbgprints = 0;
 };
 
+// The simulator's own datagram sealing, exposed so that tests can check it against traffic
+// captured from real Windows targets. `data_key` empty: the control channel (sealed with the
+// control key); otherwise the 32-byte data key. Sealed as the target does (direction bit clear).
+std::vector<uint8_t> seal_as_target(const std::string& key, const std::vector<uint8_t>& data_key, uint8_t channel,
+                                    uint64_t sequence, const std::vector<uint8_t>& payload);
+// Opens a datagram with the simulator's code; empty when it does not authenticate.
+std::vector<uint8_t> open_with(const std::string& key, const std::vector<uint8_t>& data_key,
+                               const std::vector<uint8_t>& datagram);
+
 class simulator {
  public:
   explicit simulator(options o);
