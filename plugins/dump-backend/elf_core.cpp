@@ -158,9 +158,14 @@ class elf_core final : public snapshot {
     if (ehdr.e_type != ET_CORE) {
       return absl::InvalidArgumentError(absl::StrFormat("the ELF file is not a core file (e_type is %u, not ET_CORE)", ehdr.e_type));
     }
-    size_t count = 0;
-    if (elf_getphdrnum(elf, &count) != 0) return absl::InvalidArgumentError(elf_problem("bad e_phnum"));
     const uint64_t file_size = file_->bytes().size();
+    if (ehdr.e_phoff > file_size || static_cast<uint64_t>(ehdr.e_phnum) * ehdr.e_phentsize > file_size - ehdr.e_phoff) {
+      return absl::OutOfRangeError(absl::StrFormat(
+          "truncated core: the program header table (e_phoff 0x%x, e_phnum %u) ends beyond the file's 0x%x bytes",
+          ehdr.e_phoff, ehdr.e_phnum, file_size));
+    }
+    size_t count = 0;
+    if (elf_getphdrnum(elf, &count) != 0) return absl::InvalidArgumentError(elf_problem("corrupt core: bad e_phnum"));
     std::vector<std::pair<uint64_t, uint64_t>> notes;
     std::vector<segment> virt;
     std::vector<segment> phys;

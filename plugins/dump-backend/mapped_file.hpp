@@ -14,6 +14,9 @@ namespace toolhost::dump_backend {
 class mapped_file {
  public:
   static absl::StatusOr<std::unique_ptr<mapped_file>> open(const std::string& path);
+  // A private anonymous mapping holding a copy of `bytes` (fuzzing, tests); `name` stands in
+  // for the path in messages.
+  static absl::StatusOr<std::unique_ptr<mapped_file>> copy_of(std::span<const uint8_t> bytes, const std::string& name);
   ~mapped_file();
   mapped_file(const mapped_file&) = delete;
   mapped_file& operator=(const mapped_file&) = delete;

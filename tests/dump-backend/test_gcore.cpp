@@ -6,7 +6,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -152,5 +154,41 @@ TEST_CASE("a gcore of a real program: memory and registers match what gdb shows"
   t->list_modules(t, &mw);
   CHECK(modules.find("libc") != std::string::npos);
   t->close(t);
+
+  // Truncated copies of the core give errors that say so, and never crash.
+  const std::string whole = [&] {
+    std::ifstream f(core, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  }();
+  REQUIRE(whole.size() > 0x10000);
+  // The end of the last segment's data (gcore puts section headers after it, which a reader of
+  // segments does not need).
+  uint64_t data_end = 0;
+  {
+    uint64_t phoff = 0;
+    uint16_t phentsize = 0, phnum = 0;
+    std::memcpy(&phoff, whole.data() + 0x20, 8);
+    std::memcpy(&phentsize, whole.data() + 0x36, 2);
+    std::memcpy(&phnum, whole.data() + 0x38, 2);
+    for (uint16_t i = 0; i < phnum; ++i) {
+      uint64_t offset = 0, filesz = 0;
+      std::memcpy(&offset, whole.data() + phoff + i * phentsize + 8, 8);
+      std::memcpy(&filesz, whole.data() + phoff + i * phentsize + 32, 8);
+      data_end = std::max(data_end, offset + filesz);
+    }
+  }
+  REQUIRE(data_end > 0x10000);
+  for (size_t cut : {size_t{10}, size_t{64}, size_t{300}, size_t{0x1000}, whole.size() / 2, static_cast<size_t>(data_end - 1)}) {
+    CAPTURE(cut);
+    const std::string part_path = dir + "/part";
+    std::ofstream(part_path, std::ios::binary).write(whole.data(), static_cast<std::streamsize>(cut));
+    auto part = db::open_dump(part_path);
+    REQUIRE_FALSE(part.ok());
+    const std::string message(part.status().message());
+    CHECK(message.find(part_path) == 0);
+    INFO(message);
+    CHECK((message.find("truncated") != std::string::npos || message.find("ELF") != std::string::npos ||
+           message.find("program header") != std::string::npos));
+  }
   std::system(("rm -rf " + dir).c_str());
 }
