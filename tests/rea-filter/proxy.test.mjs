@@ -18,7 +18,11 @@ import {
   LoggingMessageNotificationSchema, ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 
-const [toolhost, pluginDir, node, everything] = process.argv.slice(2);
+const [toolhost, pluginDir, node, everything, group = "all"] = process.argv.slice(2);
+// Two groups, so that ctest names them apart: "calls" (everything that goes to the upstream)
+// and "denied" (calls of hidden tools, which the host must route to the provider although
+// the provider does not list them, as plugin.h says).
+const only = (name) => ({ skip: group !== "all" && group !== name ? `not in group ${group}` : false });
 assert.ok(toolhost && pluginDir && node && everything, "usage: proxy.test.mjs TOOLHOST PLUGIN_DIR NODE SERVER_EVERYTHING");
 const upstream = join(dirname(fileURLToPath(import.meta.url)), "upstream.mjs");
 const work = mkdtempSync(join(tmpdir(), "rea-filter-it-"));
@@ -38,6 +42,7 @@ description = "server-everything behind rea-filter"
 plugins = ["rea-filter"]
 [servers.everything.settings.rea-filter]
 command = [${q(node)}, ${q(everything)}, "stdio"]
+instructions_wait_ms = 30000
 deny = ["get-env", "get-tiny-image"]
 use_instead = { "get-env" = "echo" }
 
@@ -107,7 +112,7 @@ function childrenOf(pid) {
   return out;
 }
 
-test("server-everything's tools appear through the proxy, except the denied ones", async () => {
+test("server-everything's tools appear through the proxy, except the denied ones", only("calls"), async () => {
   const { client } = await connect("everything");
   const upstreamInstructions = readFileSync(join(dirname(everything), "docs", "instructions.md"), "utf8").trim();
   assert.ok(client.getInstructions()?.includes(upstreamInstructions.split("\n")[0]), "the upstream's instructions are passed on");
@@ -123,7 +128,7 @@ test("server-everything's tools appear through the proxy, except the denied ones
   assert.equal(textOf(result), "Echo: through the proxy");
 });
 
-test("a denied tool's call returns the configured use-instead message", async () => {
+test("a denied tool's call returns the configured use-instead message", only("denied"), async () => {
   const { client } = await connect("everything");
   const result = await client.callTool({ name: "get-env", arguments: {} });
   assert.equal(result.isError, true);
@@ -133,7 +138,7 @@ test("a denied tool's call returns the configured use-instead message", async ()
   assert.equal(textOf(plain), "get-tiny-image is turned off for this server by its configuration.");
 });
 
-test("resources, templates, prompts and completions pass through with the upstream's own descriptions", async () => {
+test("resources, templates, prompts and completions pass through with the upstream's own descriptions", only("calls"), async () => {
   const { client } = await connect("everything");
   const resources = (await client.listResources()).resources;
   assert.ok(resources.length > 0, "server-everything lists resources");
@@ -156,7 +161,7 @@ test("resources, templates, prompts and completions pass through with the upstre
   assert.deepEqual(done.completion.values, ["Sales", "Support"]);
 });
 
-test("the long-running operation's progress reaches the client", async () => {
+test("the long-running operation's progress reaches the client", only("calls"), async () => {
   const { client } = await connect("everything");
   const seen = [];
   const result = await client.callTool({ name: "trigger-long-running-operation", arguments: { duration: 1, steps: 4 } },
@@ -165,7 +170,7 @@ test("the long-running operation's progress reaches the client", async () => {
   assert.deepEqual(seen.map((p) => [p.progress, p.total]), [[1, 4], [2, 4], [3, 4], [4, 4]]);
 });
 
-test("elicitation and sampling requests from the upstream reach the client and the answers go back", async () => {
+test("elicitation and sampling requests from the upstream reach the client and the answers go back", only("calls"), async () => {
   const { client } = await connect("everything");
   const asked = await client.callTool({ name: "trigger-elicitation-request", arguments: {} });
   assert.match(textOf(asked), /Ada Lovelace/);
@@ -173,7 +178,7 @@ test("elicitation and sampling requests from the upstream reach the client and t
   assert.match(textOf(sampled), /sampled by the test client/);
 });
 
-test("killing the upstream mid-call yields an error and the next call works", async () => {
+test("killing the upstream mid-call yields an error and the next call works", only("calls"), async () => {
   const { client, transport } = await connect("everything");
   await client.callTool({ name: "echo", arguments: { message: "warm up" } });
   const [upstreamPid] = childrenOf(transport.pid);
@@ -191,7 +196,7 @@ test("killing the upstream mid-call yields an error and the next call works", as
   assert.notEqual(childrenOf(transport.pid)[0], upstreamPid);
 });
 
-test("cancelling mid-call reaches the upstream", async () => {
+test("cancelling mid-call reaches the upstream", only("calls"), async () => {
   const { client } = await connect("probe");
   const controller = new AbortController();
   const call = client.callTool({ name: "wait_for_cancel", arguments: { ms: 30000 } }, CallToolResultSchema,
@@ -204,7 +209,7 @@ test("cancelling mid-call reaches the upstream", async () => {
   assert.equal(entry.reason, "The client cancelled the call.");
 });
 
-test("a tool list change is re-filtered and passed on, and upstream log messages arrive", async () => {
+test("a tool list change is re-filtered and passed on, and upstream log messages arrive", only("calls"), async () => {
   const { client } = await connect("probe");
   let changes = 0;
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => { changes += 1; });
@@ -225,30 +230,36 @@ test("a tool list change is re-filtered and passed on, and upstream log messages
   assert.equal(logs.find((l) => l.data === "mind the gap").level, "warning");
 });
 
-test("eleven-rea hides REA's writes and answers each with the eleven tool to use", async () => {
+const elevenTable = {
+  set_address_name: "rename_function", set_addresses_names: "rename_function",
+  set_comment: "add_comment", set_inline_comment: "add_comment",
+  set_bookmark: "bookmark", unset_bookmark: "bookmark",
+  goto_address: "open_function", set_current_document: "open_function",
+  set_code_type: "set_code_type",
+};
+
+test("eleven-rea hides REA's writes and passes its reads", only("calls"), async () => {
   const { client } = await connect("eleven-rea");
   const names = await toolNames(client);
-  const table = {
-    set_address_name: "rename_function", set_addresses_names: "rename_function",
-    set_comment: "add_comment", set_inline_comment: "add_comment",
-    set_bookmark: "bookmark", unset_bookmark: "bookmark",
-    goto_address: "open_function", set_current_document: "open_function",
-    set_code_type: "set_code_type",
-  };
-  for (const name of Object.keys(table)) assert.ok(!names.includes(name), `${name} is hidden`);
+  for (const name of Object.keys(elevenTable)) assert.ok(!names.includes(name), `${name} is hidden`);
   for (const name of ["list_procedures", "procedure_pseudo_code", "read_bytes", "xrefs", "binary_overview", "open_binary", "close_binary"]) {
     assert.ok(names.includes(name), `${name} passes`);
   }
+  const info = await client.callTool({ name: "procedure_info", arguments: { procedure: "main" } });
+  assert.match(textOf(info), /"evidence_uri":"rea:\/\/evidence\/ev_0+"/);
+  assert.ok(recorded(reaLog).some((e) => e.call === "procedure_info"));
+});
+
+test("eleven-rea answers each hidden write with the eleven tool to use, and REA never sees it", only("denied"), async () => {
+  const { client } = await connect("eleven-rea");
   const window = "it would move the analysis window behind Eleven's back";
   const project = "it would change names, comments or bookmarks behind the project's back";
-  for (const [name, instead] of Object.entries(table)) {
+  for (const [name, instead] of Object.entries(elevenTable)) {
     const result = await client.callTool({ name, arguments: { address: "0x100003f2c" } });
     assert.equal(result.isError, true, name);
     const why = instead === "open_function" ? window : project;
     assert.equal(textOf(result), `${name} is not available here: ${why}. Use the \`eleven\` server's \`${instead}\` tool instead.`);
   }
-  const info = await client.callTool({ name: "procedure_info", arguments: { procedure: "main" } });
-  assert.match(textOf(info), /"evidence_uri":"rea:\/\/evidence\/ev_0+"/);
   const reached = recorded(reaLog).map((e) => e.call);
-  assert.deepEqual(reached, ["procedure_info"], "no denied call reached REA");
+  for (const name of Object.keys(elevenTable)) assert.ok(!reached.includes(name), `${name} never reached REA`);
 });
