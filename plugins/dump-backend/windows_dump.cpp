@@ -1,6 +1,8 @@
 #include "windows_dump.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include <absl/strings/str_format.h>
 #include <toolhost/paging/page_walk.hpp>
@@ -23,6 +25,7 @@ class windows_dump final : public snapshot {
                 c.r13, c.r14, c.r15, c.rip, c.eflags, c.cs, c.ss, c.ds, c.es, c.fs, c.gs,
                 reader_.header().directory_table_base};
     threads.push_back(std::move(t));
+    walk_module_list();
   }
 
   const char* os() const override { return "windows"; }
@@ -77,7 +80,64 @@ class windows_dump final : public snapshot {
         h.ps_active_process_head, h.kd_debugger_data_block, h.pfn_database, h.number_processors, h.major_version,
         h.minor_version, h.bugcheck_code, h.bugcheck_parameters[0], h.bugcheck_parameters[1], h.bugcheck_parameters[2],
         h.bugcheck_parameters[3], h.exception_code, h.exception_address, reader_.present_pages(), comment) +
-           ram_json();
+           (modules.empty() ? std::string() : absl::StrFormat(",\"kernel_base\":\"0x%x\"", modules.front().base)) + ram_json();
+  }
+
+  // Follows PsLoadedModuleList (LDR_DATA_TABLE_ENTRY, x64 layout) as far as the dump holds
+  // it; a list the dump lacks leaves the module list empty rather than failing the open.
+  void walk_module_list() {
+    const uint64_t head = reader_.header().ps_loaded_module_list;
+    if (head == 0) return;
+    auto read = [this](uint64_t va, std::span<uint8_t> out) {
+      absl::StatusOr<size_t> n = read_virtual(va, out, 0);
+      return n.ok() && *n == out.size();
+    };
+    auto u64 = [](const uint8_t* p) { uint64_t v; std::memcpy(&v, p, 8); return v; };
+    uint8_t link[8];
+    if (!read(head, link)) return;
+    uint64_t entry = u64(link);
+    for (int count = 0; entry != head && entry != 0 && count < 4096; ++count) {
+      uint8_t e[0x68];
+      if (!read(entry, e)) return;
+      module_info m;
+      m.base = u64(e + 0x30);
+      uint32_t size;
+      std::memcpy(&size, e + 0x40, 4);
+      m.size = size;
+      m.path = unicode_string(e + 0x48);
+      m.name = unicode_string(e + 0x58);
+      if (m.name.empty()) m.name = m.path.substr(m.path.find_last_of('\\') + 1);
+      modules.push_back(std::move(m));
+      entry = u64(e);
+    }
+  }
+
+  // A UNICODE_STRING's text (UTF-16LE, up to 1024 bytes) as UTF-8; "" when unreadable.
+  std::string unicode_string(const uint8_t* us) {
+    uint16_t length;
+    std::memcpy(&length, us, 2);
+    uint64_t buffer;
+    std::memcpy(&buffer, us + 8, 8);
+    length = std::min<uint16_t>(length & ~1, 1024);
+    std::vector<uint8_t> raw(length);
+    absl::StatusOr<size_t> n = read_virtual(buffer, raw, 0);
+    if (!n.ok() || *n != raw.size()) return "";
+    std::string text;
+    for (size_t i = 0; i + 1 < raw.size(); i += 2) {
+      uint32_t c = raw[i] | (raw[i + 1] << 8);
+      if (c >= 0xd800 && c < 0xe000) c = 0xfffd;  // surrogate halves are not worth pairing in a module name
+      if (c < 0x80) {
+        text += static_cast<char>(c);
+      } else if (c < 0x800) {
+        text += static_cast<char>(0xc0 | (c >> 6));
+        text += static_cast<char>(0x80 | (c & 0x3f));
+      } else {
+        text += static_cast<char>(0xe0 | (c >> 12));
+        text += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
+        text += static_cast<char>(0x80 | (c & 0x3f));
+      }
+    }
+    return text;
   }
 
   std::string ram_json() const {

@@ -103,6 +103,10 @@ test("a Windows kernel dump through toolhost: virtual reads through its page tab
   assert.ok(phys.text.includes(expected), phys.text);
   const r = await cmd(client, "r rip", "json");
   assert.equal(big(r.structured.result.registers.rip), 0xfffff80000010123n);
+  const lm = await cmd(client, "lm");
+  assert.equal(lm.error, false, lm.text);
+  assert.match(lm.text, /ntoskrnl/);
+  assert.match(lm.text, /hal/);
   await client.close();
 });
 

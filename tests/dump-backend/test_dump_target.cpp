@@ -56,6 +56,13 @@ TEST_CASE("a Windows dump as a debug target: hints, registers, memory, refusals"
   CHECK(d.find("\"kd_debugger_data_block\":\"0xfffff80000014000\"") != std::string::npos);
   CHECK(d.find("\"bugcheck\":{\"code\":\"0xd1\"") != std::string::npos);
   CHECK(d.find("\"role\":\"pc\"") != std::string::npos);
+  CHECK(d.find("\"kernel_base\":\"0xfffff80000400000\"") != std::string::npos);
+  CHECK((target->capabilities(target) & TOOLHOST_DT_CAP_MODULES) != 0);
+  const std::string modules = text_of(target->list_modules, target);
+  CHECK(modules ==
+        "[{\"name\":\"ntoskrnl.exe\",\"path\":\"\\\\SystemRoot\\\\system32\\\\ntoskrnl.exe\",\"base\":\"0xfffff80000400000\","
+        "\"size\":\"0xa00000\"},{\"name\":\"hal.dll\",\"path\":\"\\\\SystemRoot\\\\system32\\\\hal.dll\","
+        "\"base\":\"0xfffff80000e00000\",\"size\":\"0x80000\"}]");
 
   uint64_t regs[32] = {};
   size_t done = 0;

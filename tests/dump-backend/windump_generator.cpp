@@ -141,6 +141,34 @@ dump_spec sample_system(uint32_t type) {
   entry(table(3), 0, 0x4000 | 3);
   entry(table(3), 1, 0x200000 | 0x83 | (1ull << 63));
   entry(table(4), 0x10, 0x10000 | 3);
+  // PsLoadedModuleList (0xfffff80000012000, PT[0x12] -> PA 0x12000): the list head and two
+  // LDR_DATA_TABLE_ENTRYs (InLoadOrderLinks at 0, DllBase 0x30, SizeOfImage 0x40,
+  // FullDllName 0x48, BaseDllName 0x58; UNICODE_STRING = Length, MaximumLength, Buffer at +8).
+  entry(table(4), 0x12, 0x12000 | 3);
+  auto& list = table(0x12);
+  auto put64 = [&](uint64_t at, uint64_t v) { std::memcpy(list.data() + at, &v, 8); };
+  auto put16 = [&](uint64_t at, uint16_t v) { std::memcpy(list.data() + at, &v, 2); };
+  auto name = [&](uint64_t at, uint64_t string_at, const std::string& text) {
+    for (size_t i = 0; i < text.size(); ++i) put16(string_at + 2 * i, static_cast<uint8_t>(text[i]));
+    put16(at, static_cast<uint16_t>(2 * text.size()));
+    put16(at + 2, static_cast<uint16_t>(2 * text.size() + 2));
+    put64(at + 8, 0xfffff80000012000 + string_at);
+  };
+  const uint64_t head = 0xfffff80000012000, first = head + 0x100, second = head + 0x200;
+  put64(0x000, first);
+  put64(0x008, second);
+  put64(0x100, second);
+  put64(0x108, head);
+  put64(0x130, 0xfffff80000400000);
+  put64(0x140, 0xa00000);
+  name(0x148, 0x800, "\\SystemRoot\\system32\\ntoskrnl.exe");
+  name(0x158, 0x900, "ntoskrnl.exe");
+  put64(0x200, head);
+  put64(0x208, first);
+  put64(0x230, 0xfffff80000e00000);
+  put64(0x240, 0x80000);
+  name(0x248, 0xa00, "\\SystemRoot\\system32\\hal.dll");
+  name(0x258, 0xb00, "hal.dll");
   for (uint64_t pfn : {0x10ull, 0x205ull, 0x206ull, 0x40007ull}) {
     auto& p = s.pages[pfn];
     p.resize(0x1000);

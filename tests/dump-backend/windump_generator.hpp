@@ -39,7 +39,9 @@ std::vector<uint8_t> generate_dump(const dump_spec& spec);
 //   0xfffff80000010000 -> PA 0x10000 through a 4 KiB page,
 //   0xfffff80000200000 -> PA 0x200000 through a 2 MiB page (pages 0x205 and 0x206 present),
 //   0xfffff80040000000 -> PA 0x40000000 through a 1 GiB page (page 0x40007 present);
-// every data page's byte k is (page number * 31 + k * 7) & 0xff.
+// every data page's byte k is (page number * 31 + k * 7) & 0xff; PsLoadedModuleList
+// (0xfffff80000012000 -> PA 0x12000) lists ntoskrnl.exe at 0xfffff80000400000 (0xa00000 bytes)
+// and hal.dll at 0xfffff80000e00000 (0x80000 bytes).
 dump_spec sample_system(uint32_t type);
 uint8_t sample_byte(uint64_t physical_address);
 
