@@ -467,3 +467,30 @@ TEST_CASE("kd backend: hardware breakpoints and watchpoints through the debug re
   CHECK((std::stoull(sim.control("reg 1 dr7"), nullptr, 16) & 0xFF) == 0);
   CHECK(sim.control("reg 1 dr0") == "0x0");
 }
+
+// Not a test: `kd_backend_tests "[.bench]"` prints throughput and latency numbers for the
+// report. Nothing is asserted about time.
+TEST_CASE("kd backend: numbers on the simulator", "[.bench]") {
+  for (const bool lossy : {false, true}) {
+    std::vector<std::string> faults;
+    if (lossy) faults = {"--drop", "0.10", "--corrupt", "0.05", "--seed", "1"};
+    kdtest::sim_process sim(faults);
+    const auto t0 = std::chrono::steady_clock::now();
+    session s(sim.socket_path(), lossy ? R"({"ack_timeout_ms":150})" : nullptr);
+    s.wait();
+    const auto t1 = std::chrono::steady_clock::now();
+    constexpr int kSmall = 200;
+    for (int i = 0; i < kSmall; ++i) REQUIRE(s.read(TOOLHOST_DT_VIRTUAL, kKernelBase + 0x1000 + i, 8).size() == 8);
+    const auto t2 = std::chrono::steady_clock::now();
+    const auto big = s.read(TOOLHOST_DT_VIRTUAL, kKernelBase, 1 << 20);
+    REQUIRE(big.size() == (1u << 20));
+    const auto t3 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 20; ++i) s.reg("rip");
+    const auto t4 = std::chrono::steady_clock::now();
+    using ms = std::chrono::duration<double, std::milli>;
+    std::printf("%s: attach %.1f ms; 8-byte read %.3f ms; 1 MiB read %.1f ms (%.1f MiB/s); register read (GetContext + control space) %.3f ms\n",
+                lossy ? "10% drop + 5% corrupt" : "clean wire", ms(t1 - t0).count(), ms(t2 - t1).count() / kSmall,
+                ms(t3 - t2).count(), 1000.0 / ms(t3 - t2).count(), ms(t4 - t3).count() / 20);
+    std::printf("  simulator: %s\n", sim.control("stats").c_str());
+  }
+}
