@@ -124,6 +124,7 @@ void program::name_import_thunks() {
 }
 
 void program::set_procedures(const std::set<uint64_t>& addresses) {
+  if (addresses == procedures_) return;  // most edits leave them alone; rebuilding copies every function
   procedures_ = addresses;
   rebuild();
 }
