@@ -1,0 +1,507 @@
+// mcp_bench: the load driver behind bench/mcp/run. It starts each MCP server itself, cold, and
+// measures, side by side: time from spawn to the initialize reply over stdio; sequential
+// tools/call latency over stdio (p50, p99); tools/call per second over Streamable HTTP with 1
+// and 16 concurrent keep-alive clients (one session each); and the server's peak RSS. Plain
+// blocking sockets and pipes, one thread per client, so the driver costs little next to the
+// servers it measures.
+//
+//   mcp_bench --toolhost BIN --config FILE --node NODE --everything INDEX_JS
+//             [--calls N] [--seconds S] [--starts K]
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double ms_since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+[[noreturn]] void fail(const std::string& what) {
+  std::fprintf(stderr, "mcp_bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+// ---- Processes ----------------------------------------------------------------------------
+
+struct process {
+  pid_t pid = -1;
+  int to_child = -1;    // its stdin (stdio servers)
+  int from_child = -1;  // its stdout (stdio servers)
+};
+
+process spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, bool pipes) {
+  int in[2] = {-1, -1}, out[2] = {-1, -1};
+  if (pipes && (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0)) fail("pipe failed");
+  const pid_t pid = ::fork();
+  if (pid < 0) fail("fork failed");
+  if (pid == 0) {
+    const int devnull = ::open("/dev/null", O_RDWR);
+    if (pipes) {
+      ::dup2(in[0], 0);
+      ::dup2(out[1], 1);
+    } else {
+      ::dup2(devnull, 0);
+      ::dup2(devnull, 1);
+    }
+    ::dup2(devnull, 2);
+    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  process p;
+  p.pid = pid;
+  if (pipes) {
+    ::close(in[0]);
+    ::close(out[1]);
+    p.to_child = in[1];
+    p.from_child = out[0];
+  }
+  return p;
+}
+
+// The most resident memory the process has had (VmHWM), in KiB.
+long peak_rss_kb(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
+  }
+  return -1;
+}
+
+void terminate(process& p) {
+  if (p.to_child >= 0) ::close(p.to_child);
+  if (p.from_child >= 0) ::close(p.from_child);
+  ::kill(p.pid, SIGTERM);
+  for (int i = 0; i < 200; ++i) {
+    if (::waitpid(p.pid, nullptr, WNOHANG) == p.pid) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::kill(p.pid, SIGKILL);
+  ::waitpid(p.pid, nullptr, 0);
+}
+
+// ---- Messages -----------------------------------------------------------------------------
+
+const char* kInitialize =
+    R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcp_bench","version":"1"}}})";
+const char* kInitialized = R"({"jsonrpc":"2.0","method":"notifications/initialized"})";
+const char* kExpected = "Echo: hello, benchmark";
+
+std::string echo_call(long id) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+         R"(,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello, benchmark"}}})";
+}
+
+// A response line to request `id` (not a notification or a server request).
+bool answers(const std::string& line, long id) {
+  const std::string key = "\"id\":" + std::to_string(id);
+  const size_t at = line.find(key);
+  if (at == std::string::npos) return false;
+  const char next = at + key.size() < line.size() ? line[at + key.size()] : '\0';
+  return (next == ',' || next == '}') && line.find("\"method\"") == std::string::npos;
+}
+
+// ---- stdio --------------------------------------------------------------------------------
+
+class line_reader {
+ public:
+  explicit line_reader(int fd) : fd_(fd) {}
+  // The next line, or nullopt at EOF or after `timeout_ms`.
+  std::optional<std::string> next(int timeout_ms) {
+    const auto deadline = clock_type::now() + std::chrono::milliseconds(timeout_ms);
+    for (;;) {
+      if (const size_t nl = buf_.find('\n', start_); nl != std::string::npos) {
+        std::string line = buf_.substr(start_, nl - start_);
+        start_ = nl + 1;
+        if (start_ > 65536) {
+          buf_.erase(0, start_);
+          start_ = 0;
+        }
+        return line;
+      }
+      const int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now()).count());
+      if (left <= 0) return std::nullopt;
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, left) <= 0) continue;
+      char chunk[65536];
+      const ssize_t n = ::read(fd_, chunk, sizeof chunk);
+      if (n <= 0) return std::nullopt;
+      buf_.append(chunk, static_cast<size_t>(n));
+    }
+  }
+
+ private:
+  int fd_;
+  std::string buf_;
+  size_t start_ = 0;
+};
+
+void write_line(int fd, const std::string& text) {
+  std::string line = text + "\n";
+  size_t off = 0;
+  while (off < line.size()) {
+    const ssize_t n = ::write(fd, line.data() + off, line.size() - off);
+    if (n <= 0) fail("the server closed its stdin");
+    off += static_cast<size_t>(n);
+  }
+}
+
+std::string await_answer(line_reader& r, long id, const char* what) {
+  for (;;) {
+    auto line = r.next(30000);
+    if (!line) fail(std::string("no answer to ") + what + " within 30 s");
+    if (answers(*line, id)) return *line;
+  }
+}
+
+struct stdio_numbers {
+  double init_ms = 0;  // median over the cold starts
+  double p50_us = 0, p99_us = 0;
+  long rss_kb = 0;
+};
+
+stdio_numbers bench_stdio(const std::vector<std::string>& argv, int starts, int calls) {
+  stdio_numbers out;
+  std::vector<double> inits;
+  for (int s = 0; s < starts; ++s) {
+    const auto t0 = clock_type::now();
+    process p = spawn(argv, {}, true);
+    line_reader reader(p.from_child);
+    write_line(p.to_child, kInitialize);
+    await_answer(reader, 0, "initialize");
+    inits.push_back(ms_since(t0));
+    if (s + 1 < starts) {
+      terminate(p);
+      continue;
+    }
+    write_line(p.to_child, kInitialized);
+    std::vector<double> lat;
+    lat.reserve(static_cast<size_t>(calls));
+    const int warmup = std::min(200, calls / 10);
+    for (int i = 1; i <= warmup + calls; ++i) {
+      const auto t = clock_type::now();
+      write_line(p.to_child, echo_call(i));
+      const std::string line = await_answer(reader, i, "tools/call");
+      const double us = ms_since(t) * 1000;
+      if (line.find(kExpected) == std::string::npos) fail("unexpected echo answer: " + line.substr(0, 300));
+      if (i > warmup) lat.push_back(us);
+    }
+    std::sort(lat.begin(), lat.end());
+    out.p50_us = lat[lat.size() / 2];
+    out.p99_us = lat[std::min(lat.size() - 1, lat.size() * 99 / 100)];
+    out.rss_kb = peak_rss_kb(p.pid);
+    terminate(p);
+  }
+  std::sort(inits.begin(), inits.end());
+  out.init_ms = inits[inits.size() / 2];
+  return out;
+}
+
+// ---- HTTP ---------------------------------------------------------------------------------
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) fail("bind failed");
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+int connect_to(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// One keep-alive connection speaking just enough HTTP/1.1 for MCP: Content-Length and chunked
+// bodies (SSE answers arrive chunked and end with the response).
+class http_client {
+ public:
+  struct response {
+    int status = 0;
+    std::string session;
+    std::string body;
+  };
+
+  explicit http_client(int port) : port_(port) {}
+  ~http_client() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  response post(const std::string& body) {
+    if (fd_ < 0) {
+      fd_ = connect_to(port_);
+      if (fd_ < 0) fail("cannot connect to the HTTP server");
+      buf_.clear();
+    }
+    std::string req = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port_) +
+                      "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n";
+    if (!session_.empty()) req += "Mcp-Session-Id: " + session_ + "\r\nMCP-Protocol-Version: 2025-11-25\r\n";
+    req += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    send_all(req);
+    response r = read_response();
+    if (!r.session.empty()) session_ = r.session;
+    return r;
+  }
+
+ private:
+  void send_all(const std::string& data) {
+    size_t off = 0;
+    while (off < data.size()) {
+      const ssize_t n = ::send(fd_, data.data() + off, data.size() - off, MSG_NOSIGNAL);
+      if (n <= 0) fail("the HTTP server closed the connection");
+      off += static_cast<size_t>(n);
+    }
+  }
+  bool fill() {
+    char chunk[65536];
+    const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+    if (n <= 0) return false;
+    buf_.append(chunk, static_cast<size_t>(n));
+    return true;
+  }
+  std::string read_line() {
+    size_t nl;
+    while ((nl = buf_.find("\r\n")) == std::string::npos) {
+      if (!fill()) fail("the HTTP server closed the connection mid-response");
+    }
+    std::string line = buf_.substr(0, nl);
+    buf_.erase(0, nl + 2);
+    return line;
+  }
+  std::string read_exact(size_t n) {
+    while (buf_.size() < n) {
+      if (!fill()) fail("the HTTP server closed the connection mid-body");
+    }
+    std::string out = buf_.substr(0, n);
+    buf_.erase(0, n);
+    return out;
+  }
+  response read_response() {
+    response r;
+    const std::string status = read_line();
+    if (status.size() < 12) fail("bad status line: " + status);
+    r.status = std::atoi(status.c_str() + 9);
+    long length = -1;
+    bool chunked = false, close = false;
+    for (std::string line = read_line(); !line.empty(); line = read_line()) {
+      const size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      const std::string name = lower(line.substr(0, colon));
+      std::string value = line.substr(colon + 1);
+      value.erase(0, value.find_first_not_of(' '));
+      if (name == "content-length") length = std::strtol(value.c_str(), nullptr, 10);
+      if (name == "transfer-encoding" && lower(value).find("chunked") != std::string::npos) chunked = true;
+      if (name == "connection" && lower(value) == "close") close = true;
+      if (name == "mcp-session-id") r.session = value;
+    }
+    if (chunked) {
+      for (;;) {
+        const long size = std::strtol(read_line().c_str(), nullptr, 16);
+        if (size == 0) {
+          read_line();
+          break;
+        }
+        r.body += read_exact(static_cast<size_t>(size));
+        read_line();
+      }
+    } else if (length >= 0) {
+      r.body = read_exact(static_cast<size_t>(length));
+    } else if (close) {
+      while (fill()) {
+      }
+      r.body = std::move(buf_);
+      buf_.clear();
+    }
+    if (close) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+    return r;
+  }
+
+  int port_;
+  int fd_ = -1;
+  std::string buf_;
+  std::string session_;
+};
+
+struct http_numbers {
+  double rps1 = 0, rps16 = 0;
+  long rss_kb = 0;
+};
+
+double run_clients(int port, int clients, double seconds) {
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false}, stop{false};
+  std::atomic<long> total{0};
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&] {
+      http_client client(port);
+      auto init = client.post(kInitialize);
+      if (init.status != 200) fail("initialize over HTTP answered " + std::to_string(init.status) + ": " + init.body);
+      client.post(kInitialized);
+      ++ready;
+      while (!go) std::this_thread::yield();
+      long n = 0;
+      for (long id = 1; !stop; ++id) {
+        auto r = client.post(echo_call(id));
+        if (r.status != 200 || r.body.find(kExpected) == std::string::npos) {
+          fail("unexpected echo answer over HTTP (" + std::to_string(r.status) + "): " + r.body.substr(0, 300));
+        }
+        ++n;
+      }
+      total += n;
+    });
+  }
+  while (ready < clients) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const auto t0 = clock_type::now();
+  go = true;
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop = true;
+  for (auto& t : threads) t.join();
+  return static_cast<double>(total) / (ms_since(t0) / 1000);
+}
+
+http_numbers bench_http(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, int port,
+                        double seconds) {
+  process p = spawn(argv, env, false);
+  const auto t0 = clock_type::now();
+  for (;;) {
+    const int fd = connect_to(port);
+    if (fd >= 0) {
+      ::close(fd);
+      break;
+    }
+    if (ms_since(t0) > 30000) fail("the HTTP server did not start listening within 30 s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  http_numbers out;
+  out.rps1 = run_clients(port, 1, seconds);
+  out.rps16 = run_clients(port, 16, seconds);
+  out.rss_kb = peak_rss_kb(p.pid);
+  terminate(p);
+  return out;
+}
+
+// ---- Report -------------------------------------------------------------------------------
+
+void row(const char* metric, const std::string& ours, const std::string& theirs, double ratio, double goal) {
+  char r[32], g[32];
+  std::snprintf(r, sizeof r, "%.1fx", ratio);
+  if (goal > 0) {
+    std::snprintf(g, sizeof g, ">= %.0fx %s", goal, ratio >= goal ? "met" : "MISSED");
+  } else {
+    std::snprintf(g, sizeof g, "-");
+  }
+  std::printf("%-42s %14s %14s %9s   %s\n", metric, ours.c_str(), theirs.c_str(), r, g);
+}
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::map<std::string, std::string> opt = {{"--calls", "3000"}, {"--seconds", "5"}, {"--starts", "5"}};
+  for (int i = 1; i + 1 < argc; i += 2) opt[argv[i]] = argv[i + 1];
+  for (const char* need : {"--toolhost", "--config", "--node", "--everything"}) {
+    if (opt.count(need) == 0) fail(std::string("missing ") + need + " (see bench/mcp/run)");
+  }
+  const int calls = std::atoi(opt["--calls"].c_str());
+  const double seconds = std::atof(opt["--seconds"].c_str());
+  const int starts = std::atoi(opt["--starts"].c_str());
+  // toolhost logs each permission decision at info level; the benchmark measures serving, so it
+  // runs with warnings only (the reference server keeps its own defaults).
+  const std::vector<std::string> ours = {opt["--toolhost"], "--config", opt["--config"], "--server", "echo",
+                                         "--log-level", "warning"};
+  const std::vector<std::string> theirs = {opt["--node"], opt["--everything"]};
+
+  std::fprintf(stderr, "mcp_bench: stdio, toolhost ...\n");
+  const stdio_numbers s_ours = bench_stdio(ours, starts, calls);
+  std::fprintf(stderr, "mcp_bench: stdio, reference ...\n");
+  auto theirs_stdio = theirs;
+  theirs_stdio.push_back("stdio");
+  const stdio_numbers s_theirs = bench_stdio(theirs_stdio, starts, calls);
+
+  std::fprintf(stderr, "mcp_bench: HTTP, toolhost ...\n");
+  int port = free_port();
+  auto ours_http = ours;
+  ours_http.push_back("--http");
+  ours_http.push_back("127.0.0.1:" + std::to_string(port));
+  const http_numbers h_ours = bench_http(ours_http, {}, port, seconds);
+  std::fprintf(stderr, "mcp_bench: HTTP, reference ...\n");
+  port = free_port();
+  auto theirs_http = theirs;
+  theirs_http.push_back("streamableHttp");
+  const http_numbers h_theirs = bench_http(theirs_http, {{"PORT", std::to_string(port)}}, port, seconds);
+
+  std::printf("\nMCP hosts, cold start each: toolhost (bench-echo plugin) vs @modelcontextprotocol/server-everything (Node)\n");
+  std::printf("echo tool; stdio: %d sequential calls after warm-up; HTTP: %.0f s per load, one session per client\n\n",
+              calls, seconds);
+  std::printf("%-42s %14s %14s %9s   %s\n", "metric", "toolhost", "reference", "ratio", "goal");
+  row("initialize reply after spawn (stdio, median)", fmt("%.1f ms", s_ours.init_ms), fmt("%.1f ms", s_theirs.init_ms),
+      s_theirs.init_ms / s_ours.init_ms, 50);
+  row("tools/call latency p50 (stdio)", fmt("%.1f us", s_ours.p50_us), fmt("%.1f us", s_theirs.p50_us),
+      s_theirs.p50_us / s_ours.p50_us, 8);
+  row("tools/call latency p99 (stdio)", fmt("%.1f us", s_ours.p99_us), fmt("%.1f us", s_theirs.p99_us),
+      s_theirs.p99_us / s_ours.p99_us, 0);
+  row("tools/call per second, HTTP, 1 client", fmt("%.0f", h_ours.rps1), fmt("%.0f", h_theirs.rps1),
+      h_ours.rps1 / h_theirs.rps1, 0);
+  row("tools/call per second, HTTP, 16 clients", fmt("%.0f", h_ours.rps16), fmt("%.0f", h_theirs.rps16),
+      h_ours.rps16 / h_theirs.rps16, 10);
+  row("peak RSS, stdio run", fmt("%.1f MiB", s_ours.rss_kb / 1024.0), fmt("%.1f MiB", s_theirs.rss_kb / 1024.0),
+      static_cast<double>(s_theirs.rss_kb) / s_ours.rss_kb, 5);
+  row("peak RSS, HTTP run", fmt("%.1f MiB", h_ours.rss_kb / 1024.0), fmt("%.1f MiB", h_theirs.rss_kb / 1024.0),
+      static_cast<double>(h_theirs.rss_kb) / h_ours.rss_kb, 0);
+  std::printf("\nratio: how many times better toolhost is (reference/toolhost for times and memory, toolhost/reference for calls/s)\n");
+  return 0;
+}
