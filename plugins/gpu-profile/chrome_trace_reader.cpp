@@ -299,6 +299,7 @@ trace_model chrome_handler::build() {
     if (it == frame_marks_.end() || it->second.size() < 2) continue;
     for (int64_t t : it->second) trace_.presents.push_back({t, kUnknown});
     trace_.present_source = description;
+    trace_.presents_are_steps = std::string_view(key) == "ProfilerStep#";
     break;
   }
   if (out_of_range_ > 0) {

@@ -112,13 +112,14 @@ absl::StatusOr<trace_model> read_nsys_sqlite(const std::filesystem::path& file, 
   struct gpu_table {
     const char* table;
     const char* name_sql;  // the label of a row
+    const char* fallback;  // the label when the row has no name
   };
   const std::string kernel_name = strings ? "COALESCE((SELECT value FROM StringIds WHERE id = t.shortName), 'kernel')"
                                           : "'kernel'";
   const gpu_table kTables[] = {
-      {"CUPTI_ACTIVITY_KIND_KERNEL", kernel_name.c_str()},
-      {"CUPTI_ACTIVITY_KIND_MEMCPY", "'memcpy'"},
-      {"CUPTI_ACTIVITY_KIND_MEMSET", "'memset'"},
+      {"CUPTI_ACTIVITY_KIND_KERNEL", kernel_name.c_str(), "kernel"},
+      {"CUPTI_ACTIVITY_KIND_MEMCPY", "'memcpy'", "memcpy"},
+      {"CUPTI_ACTIVITY_KIND_MEMSET", "'memset'", "memset"},
   };
   bool any_gpu_table = false;
   for (const gpu_table& g : kTables) {
@@ -145,7 +146,8 @@ absl::StatusOr<trace_model> read_nsys_sqlite(const std::filesystem::path& file, 
                                std::to_string(sqlite3_column_int64(st, 3)));
       // globalPid packs the process id above bit 24.
       i.pid = (sqlite3_column_int64(st, 5) >> 24) & 0xFFFFFF;
-      i.label = trace.label_id(text_of(st, 6));
+      const std::string name = text_of(st, 6);
+      i.label = trace.label_id(name.empty() ? std::string(g.fallback) : name);
       auto launch = launches.find(sqlite3_column_int64(st, 4));
       if (launch != launches.end() && !__builtin_sub_overflow(i.start_ns, launch->second, &i.cpu_to_gpu_ns)) {
       } else {

@@ -96,6 +96,7 @@ std::optional<frame_summary> summarize_frames(const trace_model& trace, int64_t 
 
   frame_summary f;
   f.source = trace.present_source;
+  f.steps = trace.presents_are_steps;
   std::vector<int64_t> deltas;
   for (size_t i = 1; i < times.size(); ++i) deltas.push_back(times[i] - times[i - 1]);
 

@@ -43,6 +43,7 @@ struct label_time {
 
 struct frame_summary {
   std::string source;
+  bool steps = false;           // profiler steps rather than displayed frames: no refresh applies
   int64_t count = 0;            // frame times measured (presents - 1)
   double refresh_hz = 0;
   std::string refresh_source;   // "display vsyncs", "settings", "assumed 60 Hz"

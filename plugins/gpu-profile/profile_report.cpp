@@ -61,6 +61,8 @@ const char* const kOutputSchema = R"schema({
       "frames": {"oneOf": [{"$ref": "#/definitions/gaps"}, {"type": "null"}]}}},
     "frames": {"oneOf": [{"type": "null"}, {"type": "object", "properties": {
       "source": {"type": "string"}, "count": {"type": "integer"}, "refresh_hz": {"type": "number"},
+      "kind": {"type": "string", "enum": ["frames", "steps"],
+               "description": "steps: profiler steps of a compute loop; the refresh fields do not apply"},
       "refresh_source": {"type": "string"}, "refresh_period_ns": {"type": "integer"},
       "frame_time": {"$ref": "#/definitions/distribution"},
       "missed": {"type": "integer"}, "missed_refreshes": {"type": "integer"},
@@ -197,6 +199,7 @@ std::string report_json(const profile& p, const recording_info& recording, const
     const frame_summary& f = *p.frames;
     w.StartObject();
     key(w, "source"), str(w, f.source);
+    key(w, "kind"), w.String(f.steps ? "steps" : "frames");
     key(w, "count"), w.Int64(f.count);
     key(w, "refresh_hz"), w.Double(f.refresh_hz);
     key(w, "refresh_source"), str(w, f.refresh_source);
@@ -220,7 +223,11 @@ std::string report_text(const profile& p, const recording_info& recording, const
   std::string t = "GPU recording " + recording.path + " (" + std::string(format_name(p.format)) + ")";
   if (!p.process_name.empty()) t += ", process " + p.process_name;
   t += ".\n";
-  if (p.frames) {
+  if (p.frames && p.frames->steps) {
+    const frame_summary& f = *p.frames;
+    t += "Step time over " + std::to_string(f.count) + " steps (" + f.source + "): p50 " + ms3(f.frame_time.p50) +
+         " ms, p95 " + ms3(f.frame_time.p95) + " ms, p99 " + ms3(f.frame_time.p99) + " ms.\n";
+  } else if (p.frames) {
     const frame_summary& f = *p.frames;
     t += "Frame time over " + std::to_string(f.count) + " frames (" + f.source + "): p50 " + ms3(f.frame_time.p50) +
          " ms, p95 " + ms3(f.frame_time.p95) + " ms, p99 " + ms3(f.frame_time.p99) + " ms; " +

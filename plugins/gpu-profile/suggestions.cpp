@@ -30,7 +30,18 @@ std::vector<std::string> suggest(const profile& p) {
   const bool device = p.source == gpu_source::device;
   const std::string what = device ? "The GPU" : "The GPU process";
 
-  if (p.frames) {
+  if (p.frames && p.frames->steps) {
+    const distribution& d = p.frames->frame_time;
+    if (d.count >= 5 && 2 * d.p99 >= 3 * d.p50) {
+      out.push_back("Step time is uneven: p99 " + human_duration(d.p99) + " against p50 " + human_duration(d.p50) +
+                    "; look at what the slow steps do differently (data loading, synchronisation, recompilation).");
+    }
+    if (p.intervals > 0 && busy_share < 0.5) {
+      out.push_back(what + " is busy only " + percent(busy_share, 1) +
+                    " of the time: the steps wait on the CPU side (input pipeline, Python overhead, launches); "
+                    "overlap them with GPU work or make the kernels larger.");
+    }
+  } else if (p.frames) {
     const frame_summary& f = *p.frames;
     const double missed_share = f.count > 0 ? static_cast<double>(f.missed) / static_cast<double>(f.count) : 0;
     if (f.missed == 0) {

@@ -51,6 +51,7 @@ class trace_model {
   std::vector<gpu_interval> intervals;
   std::vector<present_event> presents;
   std::string present_source;       // which events gave the frames, for the report
+  bool presents_are_steps = false;  // profiler steps (training loops), not frames on a display
   std::vector<int64_t> vsyncs_ns;   // display refreshes, when recorded
   std::optional<int64_t> machine_active_ns;  // whole-machine GPU active time (Metal)
   std::map<int64_t, std::string> process_names;
