@@ -184,6 +184,18 @@ TEST_CASE("the kd scenario through debug_target.h over KDNET") {
   REQUIRE(t != nullptr);
   scenario(t, *sim);
 
+  // ba e1: a debug-register breakpoint stops there, and g steps off it to hit it again.
+  REQUIRE((t->capabilities(t) & TOOLHOST_DT_CAP_HW_BREAKPOINTS) != 0);
+  REQUIRE(t->set_breakpoint(t, TOOLHOST_DT_BP_HARDWARE, sim_t::kCodeStart + 4, 1, nullptr) == TOOLHOST_OK);
+  for (int round = 0; round < 2; ++round) {
+    REQUIRE(t->resume(t, TOOLHOST_DT_CONTINUE, -1, nullptr) == TOOLHOST_OK);
+    toolhost_dt_stop_t hw = wait(t);
+    CHECK(hw.reason == TOOLHOST_DT_STOP_BREAKPOINT);
+    CHECK(hw.pc == sim_t::kCodeStart + 4);
+  }
+  REQUIRE(t->clear_breakpoint(t, TOOLHOST_DT_BP_HARDWARE, sim_t::kCodeStart + 4, 1, nullptr) == TOOLHOST_OK);
+  CHECK(sim->breakpoints_in_table() == 1);  // only the software one from the scenario
+
   // .reboot: the target reboots, is renegotiated, and the stop says so.
   text_writer out;
   REQUIRE(t->extension(t, "reboot", "{}", &out.w) == TOOLHOST_OK);

@@ -182,6 +182,7 @@ struct simulator::state {
   bool skip_bp_once = false;
   bool trace = false;
   bool boot_report_pending = false;
+  uint64_t hw_hit_mask = 0;  // Dr6 B0-B3 of the stop being reported
   steady::time_point next_dbgprint{};
   uint64_t ticks = 0;
 
@@ -357,7 +358,9 @@ struct simulator::state {
       w64(s, 48, rip);                   // ExceptionAddress
       w32(s, 32 + 152, 1);               // FirstChance
     }
-    w64(s, 192, code == 0x80000004 ? 0x4000 : 0xFFFF0FF0);  // Dr6
+    // Dr6: BS for a trace step, B0-B3 for a debug-register hit, else only the reserved ones.
+    w64(s, 192, 0xFFFF0FF0 | (code == 0x80000004 ? (hw_hit_mask != 0 ? hw_hit_mask : 0x4000) : 0));
+    hw_hit_mask = 0;
     w64(s, 200, r64(kspecial, kKsDr7));
     w32(s, 208, r32(ctx, kCtxEflags));
     w16(s, 212, 16);  // InstructionCount
@@ -633,6 +636,19 @@ struct simulator::state {
         if (at_bp && !skip_bp_once) {
           ++c.breakpoint_hits;
           halt(0x80000003);
+          break;
+        }
+        // Execute breakpoints in DR0-DR3 (enabled in Dr7, type 00) fault before the
+        // instruction with #DB, which Windows reports as STATUS_SINGLE_STEP with Dr6.Bn set.
+        const uint64_t dr7 = r64(kspecial, kKsDr7);
+        for (int n = 0; n < 4 && !skip_bp_once && hw_hit_mask == 0; ++n) {
+          const bool enabled = ((dr7 >> (2 * n)) & 3) != 0;
+          const bool execute = ((dr7 >> (16 + 4 * n)) & 3) == 0;
+          if (enabled && execute && r64(kspecial, 0x20 + 8 * n) == rip) hw_hit_mask = 1u << n;
+        }
+        if (hw_hit_mask != 0) {
+          ++c.breakpoint_hits;
+          halt(0x80000004);
           break;
         }
         skip_bp_once = false;

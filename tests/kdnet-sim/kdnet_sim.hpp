@@ -5,7 +5,8 @@
 // It plays a one-processor AMD64 Windows kernel under KDNET: it pokes the host on the control
 // channel, keys the data channel from the host's reply, sends keepalives, and serves KD over the
 // data channel: manipulate APIs on a memory image with real 4-level page tables, a CONTEXT,
-// KSPECIAL_REGISTERS, a 32-entry breakpoint table, Continue2 with the trace flag, break-in,
+// KSPECIAL_REGISTERS, a 32-entry breakpoint table, execute breakpoints in DR0-DR3 (no data
+// watchpoints: the tiny instruction set never writes memory), Continue2 with the trace flag, break-in,
 // DbgPrint while running, and a reboot on request. It can drop and corrupt datagrams both ways.
 #pragma once
 
