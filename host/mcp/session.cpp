@@ -586,6 +586,7 @@ void session::tools_call(const std::string& id, const rapidjson::Value* params, 
       if (t != nullptr) {
         std::unique_lock<std::mutex> serial;
         if (t->serial) serial = std::unique_lock<std::mutex>(*t->serial);
+        if (call->cancelled) return "{}";  // cancelled while it waited for its turn
         t->call(t->user_data, context.raw(), args.data(), args.size(), out.raw());
       } else if (!provided->provider->desc.call_tool(provided->provider->desc.user_data, context.raw(),
                                                      call->name.c_str(), args.data(), args.size(), out.raw())) {
