@@ -268,3 +268,17 @@ TEST_CASE("set_view is refused on the home canvas and works in the workbench", "
   REQUIRE(w.call_tool("open_function", args({{"function", "main"}}), kClaude).ok);
   CHECK(w.call_tool("current_view", args({}), kClaude).text.find("\"view\":\"assembly\"") != std::string::npos);
 }
+
+TEST_CASE("one project is open in one window at a time", "[window]") {
+  scratch s;
+  eleven::window_state first({});
+  eleven::window_state second({});
+  REQUIRE(first.open(s.dir / "license", s.dir / "project.json").ok());
+  auto refused = second.open(s.dir / "license", s.dir / "project.json");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(std::string(refused.message()).find("Another window has the project") == 0);
+  CHECK_FALSE(second.is_open());
+  REQUIRE(first.open(s.dir / "license", s.dir / "project.json").ok());  // reopening in the same window
+  first.close();
+  CHECK(second.open(s.dir / "license", s.dir / "project.json").ok());
+}

@@ -1,9 +1,13 @@
 #include "window_state.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <functional>
 
@@ -62,8 +66,25 @@ absl::Status window_state::open(const std::filesystem::path& binary, std::filesy
   auto p = program::open(binary);
   if (!p.ok()) return p.status();
   if (project_path.empty()) project_path = default_project_path(p->path());
-  auto store = project_store::load(std::filesystem::absolute(project_path).lexically_normal(), p->path());
-  if (!store.ok()) return store.status();
+  project_path = std::filesystem::absolute(project_path).lexically_normal();
+  if (project_ && project_->path() == project_path) close();  // reopening our own project
+  // Two windows saving one project would silently drop each other's changes.
+  const std::filesystem::path lock_path = project_path.parent_path() / ("." + project_path.filename().string() + ".lock");
+  const int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock < 0) {
+    return absl::PermissionDeniedError("Cannot create " + lock_path.string() + ": " + std::strerror(errno) + ".");
+  }
+  if (::flock(lock, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lock);
+    return absl::FailedPreconditionError("Another window has the project " + project_path.string() + " open.");
+  }
+  auto store = project_store::load(project_path, p->path());
+  if (!store.ok()) {
+    ::close(lock);
+    return store.status();
+  }
+  close();
+  project_lock_ = lock;
   program_ = std::make_unique<program>(std::move(*p));
   project_ = std::make_unique<project_store>(std::move(*store));
   selected_.reset();
@@ -76,6 +97,8 @@ void window_state::close() {
   program_.reset();
   project_.reset();
   selected_.reset();
+  if (project_lock_ >= 0) ::close(project_lock_);  // releases the flock
+  project_lock_ = -1;
 }
 
 void window_state::sync_procedures() {

@@ -36,6 +36,9 @@ struct answer {
 class window_state {
  public:
   explicit window_state(window_options options) : options_(std::move(options)), canvas_(options_.start_on) {}
+  ~window_state() { close(); }
+  window_state(const window_state&) = delete;
+  window_state& operator=(const window_state&) = delete;
 
   // Opens a binary and its project (default: <binary>.eleven.json beside it).
   absl::Status open(const std::filesystem::path& binary, std::filesystem::path project = {});
@@ -83,6 +86,7 @@ class window_state {
   window_options options_;
   std::unique_ptr<program> program_;
   std::unique_ptr<project_store> project_;
+  int project_lock_ = -1;  // flock held on .<project>.lock while the project is open here
   canvas canvas_ = canvas::home;
   std::optional<uint64_t> selected_;
   std::string view_ = "pseudocode";
