@@ -13,7 +13,8 @@
 namespace toolhost::dump_backend {
 
 absl::StatusOr<std::unique_ptr<mapped_file>> mapped_file::open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO named by a crafted core must not hang the open (regular files ignore it).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     const int e = errno;
     if (e == ENOENT) return absl::NotFoundError(absl::StrFormat("no dump file at %s", path));
