@@ -82,7 +82,7 @@ absl::Status session::parse_range(const std::string& name, std::string_view args
     auto c = eval_prefix(args, pos);
     if (!c.ok()) return usage_error(name, std::string(c.status().message()));
     count = *c;
-  } else if (pos < args.size() && name[0] == 'd') {
+  } else if (pos < args.size() && (name[0] == 'd' || name[0] == '!')) {
     // "start end": the end address is included.
     auto e = eval_prefix(args, pos);
     if (!e.ok()) return usage_error(name, std::string(e.status().message()));
@@ -97,27 +97,32 @@ absl::Status session::parse_range(const std::string& name, std::string_view args
 }
 
 absl::Status session::cmd_display(const std::string& name, std::string_view args) {
-  if (!target_->has(TOOLHOST_DT_CAP_READ_VIRTUAL)) {
-    return absl::UnimplementedError("the " + target_->backend() + " backend cannot read virtual memory");
+  // "!db": the same display of physical memory.
+  const bool physical = name[0] == '!';
+  const std::string base = physical ? name.substr(1) : name;
+  const toolhost_dt_space_t space = physical ? TOOLHOST_DT_PHYSICAL : TOOLHOST_DT_VIRTUAL;
+  if (!target_->has(physical ? TOOLHOST_DT_CAP_READ_PHYSICAL : TOOLHOST_DT_CAP_READ_VIRTUAL)) {
+    return absl::UnimplementedError("the " + target_->backend() + " backend cannot read " +
+                                    (physical ? "physical" : "virtual") + " memory");
   }
-  const size_t unit = unit_of(name);
-  const bool strings = name == "da" || name == "du";
+  const size_t unit = unit_of(base);
+  const bool strings = base == "da" || base == "du";
   const uint64_t default_count = strings ? 0x100 / unit : (unit == 1 ? 0x80 : 0x80 / unit);
   uint64_t start = 0, count = 0;
   size_t pos = 0;
   if (auto s = parse_range(name, args, pos, unit, default_count, start, count,
-                           next_display_ != 0 ? std::optional<uint64_t>(next_display_) : std::nullopt);
+                           next_display_ != 0 && !physical ? std::optional<uint64_t>(next_display_) : std::nullopt);
       !s.ok()) {
     return s;
   }
   if (pos < args.size()) return usage_error(name, "unexpected '" + std::string(args.substr(pos)) + "'");
   const size_t total = count * unit;
-  auto data = target_->read(start, total);
+  auto data = target_->read(start, total, space);
   if (!data.ok()) {
     return absl::NotFoundError("Memory access error at " + address_text(start) + ": " + std::string(data.status().message()));
   }
   const std::string& bytes = *data;
-  next_display_ = start + total;
+  if (!physical) next_display_ = start + total;
   if (strings) {
     std::string text;
     size_t i = 0;
@@ -154,7 +159,7 @@ absl::Status session::cmd_display(const std::string& name, std::string_view args
       const uint64_t v = little_endian(bytes, i, unit);
       line += unit == 8 ? address_text(v) : hex_digits(v, static_cast<int>(unit * 2));
     }
-    if (name == "dc") line += "  " + printable(bytes, offset, std::min<size_t>(16, total - offset));
+    if (base == "dc") line += "  " + printable(bytes, offset, std::min<size_t>(16, total - offset));
     out_ += line + "\n";
   }
   if (bytes.size() < total) out_ += "(memory from " + address_text(start + bytes.size()) + " on is not readable)\n";

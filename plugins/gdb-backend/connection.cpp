@@ -5,6 +5,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <thread>
 
 namespace toolhost::gdb {
 
@@ -30,8 +32,10 @@ bool tracing() {
 
 void trace(const char* direction, std::string_view payload) {
   if (!tracing()) return;
-  std::fprintf(stderr, "gdb %s %.*s\n", direction, static_cast<int>(std::min<size_t>(payload.size(), 200)),
-               payload.data());
+  // "full" prints whole packets; anything else the first 200 characters.
+  static const bool full = std::string_view(std::getenv("TOOLHOST_GDB_TRACE")) == "full";
+  const size_t shown = full ? payload.size() : std::min<size_t>(payload.size(), 200);
+  std::fprintf(stderr, "gdb %s %.*s\n", direction, static_cast<int>(shown), payload.data());
 }
 
 }  // namespace
@@ -43,7 +47,32 @@ void connection::close() {
   fd_ = -1;
 }
 
+absl::Status connection::open_unix(std::string_view path, std::chrono::milliseconds timeout) {
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(sa.sun_path)) return absl::InvalidArgumentError("the socket path is too long");
+  std::memcpy(sa.sun_path, path.data(), path.size());
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return absl::InternalError("socket failed: " + errno_text());
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0) {
+      fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+      fd_ = fd;
+      return absl::OkStatus();
+    }
+    const std::string why = errno_text();
+    ::close(fd);
+    // QEMU creates the socket a moment after it starts; wait for it within the timeout.
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return absl::UnavailableError("cannot connect to " + std::string(path) + ": " + why);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 absl::Status connection::open(std::string_view address, std::chrono::milliseconds timeout) {
+  if (address.find('/') != std::string_view::npos) return open_unix(address, timeout);
   std::string host = "127.0.0.1";
   std::string port(address);
   if (const auto colon = address.rfind(':'); colon != std::string_view::npos) {

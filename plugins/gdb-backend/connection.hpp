@@ -22,7 +22,8 @@ class connection {
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
 
-  // "host:port" (host may be a name; default host 127.0.0.1 when only ":port" or "port").
+  // "host:port" (host may be a name; default host 127.0.0.1 when only ":port" or "port"), or
+  // the path of a Unix socket (anything with a '/', as QEMU's -gdb unix:PATH offers).
   absl::Status open(std::string_view address, std::chrono::milliseconds timeout);
   void close();
 
@@ -44,6 +45,7 @@ class connection {
   uint64_t bytes_in() const { return bytes_in_; }
 
  private:
+  absl::Status open_unix(std::string_view path, std::chrono::milliseconds timeout);
   absl::Status write_all(std::string_view bytes);
   // Reads once from the socket (up to `timeout`) into the decoder; false on timeout.
   absl::StatusOr<bool> pump(std::chrono::milliseconds timeout);

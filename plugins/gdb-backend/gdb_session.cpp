@@ -51,7 +51,15 @@ absl::StatusOr<std::string> session::request(std::string_view payload) {
 }
 
 absl::Status session::handshake(milliseconds timeout) {
+  // QEMU stops a running machine when a debugger connects and may announce that with a stop
+  // reply nobody asked for; drop what arrives before the first request, and skip a stop reply
+  // that comes in place of the qSupported answer.
+  while (conn_.receive(milliseconds(50)).ok()) {
+  }
   auto features = conn_.request("qSupported:swbreak+;hwbreak+;vContSupported+;xmlRegisters=i386", timeout);
+  for (int stray = 0; features.ok() && stray < 4 && parse_stop_reply(*features).has_value(); ++stray) {
+    features = conn_.receive(timeout);
+  }
   if (!features.ok()) {
     return absl::UnavailableError("connected, but the peer does not speak the GDB remote protocol: " +
                                   std::string(features.status().message()));

@@ -226,8 +226,11 @@ toolhost_debug_target_t* open(const toolhost_debug_target_factory_t*, const char
     auto s = session::open(connect != nullptr ? connect : "127.0.0.1:1234",
                            std::chrono::milliseconds(timeout_ms == 0 ? 10000 : timeout_ms));
     if (!s.ok()) {
-      write(error, std::string(s.status().message()) +
-                       ". Start a stub first, e.g. `gdbserver 127.0.0.1:1234 ./program` or `qemu-system-x86_64 -s -S ...`.");
+      std::string text(s.status().message());
+      if (absl::IsUnavailable(s.status()) && text.starts_with("cannot connect")) {
+        text += ". Start a stub first, e.g. `gdbserver 127.0.0.1:1234 ./program` or `qemu-system-x86_64 -s -S ...`";
+      }
+      write(error, text + ".");
       return nullptr;
     }
     auto* a = new adapter();
@@ -268,7 +271,7 @@ const toolhost_debug_target_factory_t kFactory = {
     "gdb",
     "GDB remote protocol over TCP: gdbserver (a Linux process) or QEMU's gdbstub (-s -S, a whole machine)",
     "127.0.0.1:1234",
-    "host:port of the GDB stub (gdbserver HOST:PORT or QEMU -s, which listens on 127.0.0.1:1234)",
+    "host:port of the GDB stub (gdbserver HOST:PORT, or QEMU -s, which listens on 127.0.0.1:1234), or the path of a Unix socket (QEMU -gdb unix:PATH,server=on)",
     &open,
 };
 

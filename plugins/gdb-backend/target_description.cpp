@@ -32,7 +32,20 @@ absl::Status parse(parse_state& st, std::string_view annex, int depth) {
   if (depth > 8) return absl::InvalidArgumentError("target description includes nest too deeply");
   auto text = st.read(annex);
   if (!text.ok()) return text.status();
-  std::string_view xml = *text;
+  // Comments go first: QEMU's descriptions comment out registers its 'g' block lacks.
+  std::string uncommented;
+  for (size_t at = 0; at < text->size();) {
+    const size_t open = text->find("<!--", at);
+    if (open == std::string::npos) {
+      uncommented.append(*text, at, std::string::npos);
+      break;
+    }
+    uncommented.append(*text, at, open - at);
+    const size_t close = text->find("-->", open + 4);
+    if (close == std::string::npos) break;
+    at = close + 3;
+  }
+  std::string_view xml = uncommented;
   size_t pos = 0;
   while ((pos = xml.find('<', pos)) != std::string_view::npos) {
     const size_t end = xml.find('>', pos);

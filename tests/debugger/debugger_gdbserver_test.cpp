@@ -260,3 +260,54 @@ TEST_CASE("bad input gets a clear error and the usage", "[debugger][gdbserver]")
   CHECK(evaluated.text.find("Evaluate expression: 11 = 00000000`0000000b") != std::string::npos);
   CHECK(evaluated.structured.find(R"("result":{"value":"0xb")") != std::string::npos);
 }
+
+TEST_CASE("memory, disassembly, symbol, register and breakpoint-option commands", "[debugger][gdbserver]") {
+  toolhost::testing::gdbserver_process server(DEMO_PROGRAM);
+  auto tools = make_tools();
+  REQUIRE_FALSE(unpack(tools->open("gdb", server.address(), "")).error);
+
+  // A condition that is false is passed over; a one-shot breakpoint goes away when hit.
+  REQUIRE_FALSE(run(*tools, "bp " + kExe + "!step_target if rdi == 6").error);
+  REQUIRE_FALSE(run(*tools, "bp /1 " + kExe + "!report").error);
+  auto hit = run(*tools, "g");
+  CHECK(hit.text.find("Breakpoint 1 hit") != std::string::npos);
+  auto list = run(*tools, "bl");
+  CHECK(list.text.find(" 1 e ") == std::string::npos);
+  CHECK(list.text.find("if rdi == 6") != std::string::npos);
+
+  auto u = run(*tools, "u " + kExe + "!main L3");
+  CHECK(u.text.find(kExe + "!main:") != std::string::npos);
+  CHECK(u.text.find("push rbp") != std::string::npos);
+  auto uf = run(*tools, "uf " + kExe + "!step_target");
+  CHECK(uf.text.find("ret") != std::string::npos);
+  CHECK(uf.text.find(kExe + "!step_target:") != std::string::npos);
+  auto ub = run(*tools, "ub " + kExe + "!main+8 L2");
+  CHECK_FALSE(ub.error);
+  CHECK(ub.text.find(kExe + "!main") != std::string::npos);
+  auto calls = run(*tools, "uf " + kExe + "!main");
+  CHECK(calls.text.find("call " + kExe + "!fill_message (") != std::string::npos);
+
+  auto ln = run(*tools, "ln " + kExe + "!report+1");
+  CHECK(ln.text.find(kExe + "!report+0x1") != std::string::npos);
+  auto x = run(*tools, "x " + kExe + "!*message*");
+  CHECK(x.text.find(kExe + "!fill_message") != std::string::npos);
+  CHECK(x.text.find(kExe + "!message") != std::string::npos);
+
+  auto s = run(*tools, "s -a " + kExe + "!message L10 \"world\"");
+  CHECK(s.text.find("77 6f 72 6c 64") != std::string::npos);
+  auto s_none = run(*tools, "s -b " + kExe + "!message L10 99 98");
+  CHECK(s_none.text.find("No match") != std::string::npos);
+
+  REQUIRE_FALSE(run(*tools, "ed " + kExe + "!marker 0n42").error);
+  CHECK(run(*tools, "dd " + kExe + "!marker L1").text.find("0000002a") != std::string::npos);
+  CHECK(run(*tools, "da " + kExe + "!message").text.find("\"hello, world\"") != std::string::npos);
+  CHECK(run(*tools, "? poi(" + kExe + "!marker) & ffff").text.find("Evaluate expression: 42 =") != std::string::npos);
+
+  REQUIRE_FALSE(run(*tools, "r rax=1234").error);
+  CHECK(run(*tools, "r rax").text.find("rax=0000000000001234") != std::string::npos);
+  auto threads = run(*tools, "~");
+  CHECK(threads.text.find(".0  Id: ") == 0);
+  CHECK(run(*tools, "~5s").error);
+  CHECK(run(*tools, "help").text.find("bp, ") == std::string::npos);
+  CHECK(run(*tools, "help").text.find("  bp ") != std::string::npos);
+}

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -50,6 +51,9 @@ class gdbserver_process {
       const ssize_t n = read(err_fd_, buffer, sizeof(buffer));
       if (n <= 0) break;
       text.append(buffer, static_cast<size_t>(n));
+      if (const size_t created = text.find("pid = "); created != std::string::npos && inferior_ == 0) {
+        inferior_ = std::atoi(text.c_str() + created + 6);
+      }
       const size_t at = text.find("Listening on port ");
       if (at != std::string::npos && text.find('\n', at) != std::string::npos) {
         port_ = std::stoi(text.substr(at + 18));
@@ -60,6 +64,8 @@ class gdbserver_process {
     fcntl(err_fd_, F_SETFL, O_NONBLOCK);
   }
   ~gdbserver_process() {
+    // A detached debuggee runs on without gdbserver; it belongs to the test, so it goes too.
+    if (inferior_ > 0) kill(inferior_, SIGKILL);
     if (pid_ > 0) {
       kill(pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
@@ -87,6 +93,7 @@ class gdbserver_process {
 
  private:
   pid_t pid_ = -1;
+  pid_t inferior_ = 0;
   int err_fd_ = -1;
   int port_ = 0;
   std::string output_path_;

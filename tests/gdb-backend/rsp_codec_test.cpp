@@ -122,7 +122,8 @@ TEST_CASE("target description follows includes and numbers registers", "[rsp]") 
     }
     if (annex == "core.xml") {
       return std::string(R"(<feature name="core"><reg name="rax" bitsize="64" type="int64"/>)"
-                         R"(<reg name="rip" bitsize="64" type="code_ptr"/><reg name="eflags" bitsize="32"/>)"
+                         R"(<reg name="rip" bitsize="64" type="code_ptr"/><!-- <reg name="rip_base" bitsize="64"/> -->)"
+                         R"(<reg name="eflags" bitsize="32"/>)"
                          R"(<reg name="cs" bitsize="32" regnum="20"/></feature>)");
     }
     return absl::NotFoundError("no such annex");

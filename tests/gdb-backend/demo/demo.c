@@ -2,7 +2,9 @@
  * Built without optimisation and with frame pointers so that its stack is a plain rbp chain. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 volatile unsigned char message[16];
@@ -27,8 +29,13 @@ __attribute__((noinline)) void report(void) {
   fflush(stdout);
 }
 
+/* Runs until stopped from outside; gives up after a minute so a lost test cannot leave it behind. */
 __attribute__((noinline)) void spin(void) {
-  for (;;) counter++;
+  const time_t start = time(NULL);
+  for (;;) {
+    counter++;
+    if ((counter & 0xfffffff) == 0 && time(NULL) - start > 60) exit(1);
+  }
 }
 
 int main(int argc, char **argv) {
