@@ -29,11 +29,18 @@ EVP_MAC* hmac_algorithm() {
   return mac.get();
 }
 
+// Explicitly fetched once: the implicit EVP_aes_256_cbc() lookup on every init costs more
+// than the cipher itself on a small datagram.
+const EVP_CIPHER* aes256_cbc_algorithm() {
+  static const EVP_CIPHER* cipher = EVP_CIPHER_fetch(nullptr, "AES-256-CBC", nullptr);
+  return cipher;
+}
+
 absl::Status aes256_cbc(bool encrypt, const key256& key, std::span<const uint8_t, 16> iv, std::span<uint8_t> data) {
   if (data.size() % 16 != 0) return absl::InvalidArgumentError("AES-CBC data is not a whole number of blocks");
   std::unique_ptr<EVP_CIPHER_CTX, cipher_ctx_free> ctx(EVP_CIPHER_CTX_new());
   if (!ctx) return absl::ResourceExhaustedError("EVP_CIPHER_CTX_new failed");
-  if (EVP_CipherInit_ex2(ctx.get(), EVP_aes_256_cbc(), key.data(), iv.data(), encrypt ? 1 : 0, nullptr) != 1) {
+  if (EVP_CipherInit_ex2(ctx.get(), aes256_cbc_algorithm(), key.data(), iv.data(), encrypt ? 1 : 0, nullptr) != 1) {
     return absl::InternalError("AES-256-CBC initialisation failed");
   }
   EVP_CIPHER_CTX_set_padding(ctx.get(), 0);
