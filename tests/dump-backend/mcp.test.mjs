@@ -1,11 +1,13 @@
 // The dump and memory backends through toolhost and the debugger plugin over MCP stdio, with
 // the official TypeScript SDK client: open {backend:"dump"} on a gcore (db/dq show what the
 // program wrote, r shows what gdb shows, run control is refused), on a Windows dump (virtual
-// reads through its page tables, the bugcheck), and open {backend:"memory"} on a live QEMU
-// guest (!db agrees with the gdbstub).
+// reads through its page tables, modules), open {backend:"memory"} on a live QEMU guest (!db
+// agrees with the gdbstub), and a QEMU dump-guest-memory file against the same guest read live
+// through the gdb backend (!db and registers).
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
+import { createServer, createConnection } from "node:net";
 import { mkdtempSync, writeFileSync, readFileSync, rmSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -35,14 +37,17 @@ default_server = "dumps"
 [servers.dumps]
 description = "dump and memory backend tests"
 plugins = ["debugger", "dump-backend", "memory-backend"]
+[servers.live]
+description = "the gdb backend, to compare with"
+plugins = ["debugger", "gdb-backend"]
 `,
   );
   return path;
 }
 
-async function connect() {
+async function connect(server = "dumps") {
   const client = new Client({ name: "toolhost-dump-test", version: "1.0.0" });
-  const transport = new StdioClientTransport({ command: TOOLHOST, args: ["--config", config(), "--server", "dumps"], stderr: "pipe" });
+  const transport = new StdioClientTransport({ command: TOOLHOST, args: ["--config", config(), "--server", server], stderr: "pipe" });
   await client.connect(transport);
   return client;
 }
@@ -136,4 +141,80 @@ test("a live QEMU guest through the memory backend: !db agrees with the gdbstub"
   const g = await cmd(client, "g");
   assert.equal(g.error, true);
   await client.close();
+});
+
+// A free TCP port on the loopback interface.
+function freePort() {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+// One QMP command on a fresh connection (greeting, capabilities, the command).
+function qmp(socket, execute, args) {
+  return new Promise((resolve, reject) => {
+    const c = createConnection(socket);
+    let buffer = "";
+    let step = 0;
+    c.on("data", (d) => {
+      buffer += d;
+      let nl;
+      while ((nl = buffer.indexOf("\n")) >= 0) {
+        const msg = JSON.parse(buffer.slice(0, nl));
+        buffer = buffer.slice(nl + 1);
+        if (msg.event) continue;
+        if (step === 0) c.write(JSON.stringify({ execute: "qmp_capabilities" }) + "\n");
+        else if (step === 1) c.write(JSON.stringify({ execute, arguments: args }) + "\n");
+        else {
+          c.end();
+          return msg.error ? reject(new Error(msg.error.desc)) : resolve(msg.return);
+        }
+        ++step;
+      }
+    });
+    c.on("error", reject);
+  });
+}
+
+test("a QEMU guest dump: !db and registers match the live guest read through the gdb backend", { skip: !existsSync(GUEST ?? "") && "no guest image" }, async () => {
+  const serial = join(dir, "serial2");
+  const qmpSocket = join(dir, "qmp2.sock");
+  const pidfile = join(dir, "qemu2.pid");
+  const port = await freePort();
+  const qemu = spawn(RUN_QEMU, ["--image", GUEST, "-serial", serial, "-qmp", qmpSocket, "-gdb", String(port), "-pidfile", pidfile, "-timeout", "100"], { stdio: "ignore" });
+  children.push(qemu);
+  for (let i = 0; i < 300 && !(existsSync(serial) && readFileSync(serial, "utf8").includes("ready") && existsSync(pidfile)); ++i) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  // The gdb backend attaches (QEMU halts), then QEMU writes the dump of the halted guest.
+  const live = await connect("live");
+  const opened = await live.callTool({ name: "open", arguments: { backend: "gdb", connect: `127.0.0.1:${port}` } });
+  assert.equal(opened.isError, undefined, JSON.stringify(opened));
+  const dumpFile = join(dir, "guest.elf");
+  await qmp(qmpSocket, "dump-guest-memory", { paging: false, protocol: `file:${dumpFile}` });
+  const offline = await connect();
+  const openedDump = await offline.callTool({ name: "open", arguments: { backend: "dump", connect: dumpFile } });
+  assert.equal(openedDump.isError, undefined, JSON.stringify(openedDump));
+
+  const bytes = (text) => (/ ((?:[0-9a-f]{2}[ -]){15}[0-9a-f]{2})/.exec(text) ?? ["", ""])[1];
+  for (const at of ["800000", "305ff0", "5ff000", "108000", "110000"]) {
+    const a = await cmd(live, `!db ${at} L10`);
+    const b = await cmd(offline, `!db ${at} L10`);
+    assert.equal(a.error, false, a.text);
+    assert.equal(b.error, false, b.text);
+    assert.notEqual(bytes(a.text), "", a.text);
+    assert.equal(bytes(b.text), bytes(a.text), `!db ${at}: ${b.text} vs ${a.text}`);
+  }
+  const ra = await cmd(live, "r rip, rsp, r12, r15", "json");
+  const rb = await cmd(offline, "r rip, rsp, r12, r15", "json");
+  for (const name of ["rip", "rsp", "r12", "r15"]) {
+    assert.equal(big(rb.structured.result.registers[name]), big(ra.structured.result.registers[name]), name);
+  }
+  await offline.close();
+  await live.callTool({ name: "close", arguments: {} });
+  await live.close();
 });
