@@ -43,5 +43,6 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < size; i += 4096) checksum += buffer[i];
   std::printf("%.6f %llu\n", best, static_cast<unsigned long long>(checksum));
   // Leave the process stopped for the next reader: drop the connection without detaching.
+  std::fflush(stdout);
   std::_Exit(0);
 }
