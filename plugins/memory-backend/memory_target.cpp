@@ -157,6 +157,14 @@ class memory_snapshot final : public db::snapshot {
   std::string source_;
 };
 
+absl::StatusOr<ram_layout> layout_from_qmp(const std::string& socket, int timeout_ms) {
+  absl::StatusOr<qmp_client> qmp = qmp_client::connect(socket, timeout_ms);
+  if (!qmp.ok()) return qmp.status();
+  absl::StatusOr<std::string> mtree = qmp->human("info mtree -f");
+  if (!mtree.ok()) return mtree.status();
+  return parse_flat_memory(*mtree);
+}
+
 }  // namespace
 
 absl::StatusOr<memory_options> parse_memory_options(const std::string& connect, const std::string& options_json) {
@@ -201,19 +209,25 @@ absl::StatusOr<std::unique_ptr<db::snapshot>> open_memory(const memory_options& 
   if (maps_text.empty()) {
     return absl::NotFoundError(absl::StrFormat("cannot read /proc/%d/maps: no such process, or it belongs to another user", pid));
   }
+  const std::vector<std::string> argv =
+      absl::StrSplit(read_text(absl::StrFormat("/proc/%d/cmdline", pid)), '\0', absl::SkipEmpty());
   ram_layout layout;
   std::string source;
-  if (!options.qmp.empty()) {
-    absl::StatusOr<qmp_client> qmp = qmp_client::connect(options.qmp, options.timeout_ms);
-    if (!qmp.ok()) return qmp.status();
-    absl::StatusOr<std::string> mtree = qmp->human("info mtree -f");
-    if (!mtree.ok()) return mtree.status();
-    absl::StatusOr<ram_layout> parsed = parse_flat_memory(*mtree);
-    if (!parsed.ok()) return parsed.status();
-    layout = std::move(*parsed);
-    source = "qmp";
-  } else {
-    std::vector<std::string> argv = absl::StrSplit(read_text(absl::StrFormat("/proc/%d/cmdline", pid)), '\0', absl::SkipEmpty());
+  // The QMP socket: the one given, else the one QEMU's command line opened (tried briefly, as
+  // another client may hold it), unless qmp=none.
+  std::string qmp_path = options.qmp == "none" ? "" : options.qmp;
+  const bool given = !qmp_path.empty();
+  if (!given && options.qmp != "none") qmp_path = qmp_socket_from_cmdline(argv);
+  if (!qmp_path.empty()) {
+    absl::StatusOr<ram_layout> parsed = layout_from_qmp(qmp_path, given ? options.timeout_ms : 1000);
+    if (parsed.ok()) {
+      layout = std::move(*parsed);
+      source = "qmp";
+    } else if (given) {
+      return parsed.status();
+    }
+  }
+  if (source.empty()) {
     uint64_t ram = ram_size_from_cmdline(argv);
     if (ram == 0) ram = 128ull << 20;  // QEMU's default for x86
     layout.block = "RAM";

@@ -49,8 +49,9 @@ const toolhost_debug_target_factory_t kFactory = {
     "memory",
     "A running QEMU VM's RAM, read from the host (process_vm_readv); no run control",
     "",
-    "pid=N,qmp=SOCKET,cr3=0x... (all optional: the one running qemu-system-* process, its layout from QMP "
-    "`info mtree -f` when qmp is given, virtual addresses when cr3 is given)",
+    "pid=N,qmp=SOCKET,cr3=0x... (all optional: the one running qemu-system-* process; its RAM layout from QMP "
+    "`info mtree -f` on that socket or on QEMU's own -qmp unix: socket, qmp=none for RAM below 2 GiB from -m; "
+    "virtual addresses when cr3 is given)",
     open,
 };
 

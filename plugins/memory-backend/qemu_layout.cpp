@@ -113,6 +113,16 @@ absl::StatusOr<int> find_qemu_pid() {
   return found.front();
 }
 
+std::string qmp_socket_from_cmdline(const std::vector<std::string>& argv) {
+  for (size_t i = 0; i + 1 < argv.size(); ++i) {
+    if (argv[i] != "-qmp" && argv[i] != "--qmp") continue;
+    const std::string& v = argv[i + 1];
+    if (v.rfind("unix:", 0) != 0) continue;
+    return v.substr(5, v.find(',') == std::string::npos ? std::string::npos : v.find(',') - 5);
+  }
+  return "";
+}
+
 uint64_t ram_size_from_cmdline(const std::vector<std::string>& argv) {
   for (size_t i = 0; i + 1 < argv.size(); ++i) {
     if (argv[i] != "-m" && argv[i] != "--m") continue;

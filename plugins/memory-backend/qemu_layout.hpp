@@ -45,6 +45,9 @@ absl::StatusOr<host_mapping> find_ram_mapping(const std::vector<host_mapping>& m
 // candidates when there are none or several.
 absl::StatusOr<int> find_qemu_pid();
 
+// The Unix socket of QEMU's `-qmp unix:PATH[,...]` option, or "" when it has none.
+std::string qmp_socket_from_cmdline(const std::vector<std::string>& argv);
+
 // RAM size from a QEMU command line (-m SIZE or -m size=SIZE), in bytes; 0 when absent.
 uint64_t ram_size_from_cmdline(const std::vector<std::string>& argv);
 

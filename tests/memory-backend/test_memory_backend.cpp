@@ -53,7 +53,7 @@ TEST_CASE("the memory backend reads a live QEMU guest like the gdbstub does", "[
   REQUIRE(guest.wait_ready());
   const std::string pid = std::to_string(guest.qemu_pid());
 
-  for (const std::string connect : {"pid=" + pid + ",qmp=" + guest.qmp_socket(), pid}) {
+  for (const std::string connect : {"pid=" + pid + ",qmp=" + guest.qmp_socket(), pid, "pid=" + pid + ",qmp=none"}) {
     CAPTURE(connect);
     std::string error;
     toolhost_debug_target_t* t = open_target(connect, &error);
@@ -61,6 +61,14 @@ TEST_CASE("the memory backend reads a live QEMU guest like the gdbstub does", "[
     REQUIRE(t != nullptr);
     CHECK((t->capabilities(t) & TOOLHOST_DT_CAP_READ_PHYSICAL) != 0);
     CHECK((t->capabilities(t) & TOOLHOST_DT_CAP_RUN_CONTROL) == 0);
+    {
+      // Without qmp=, the backend finds QEMU's own -qmp socket on its command line.
+      std::string described;
+      toolhost_writer_t dw{&described, [](void* c, const char* d, size_t n) { static_cast<std::string*>(c)->append(d, n); }};
+      t->describe(t, &dw);
+      const bool none = connect.find("qmp=none") != std::string::npos;
+      CHECK(described.find(none ? "\"layout_from\":\"command line\"" : "\"layout_from\":\"qmp\"") != std::string::npos);
+    }
 
     // 9 MiB through the backend and through gdb; only the tick counter may move in between.
     std::vector<uint8_t> mine(0x900000);
@@ -165,8 +173,8 @@ TEST_CASE("RAM above 4 GiB is found through QMP's memory layout", "[memory][qemu
   CHECK(live == page);
   t->close(t);
 
-  // Without QMP only the RAM below 2 GiB is known, and the error says how to get the rest.
-  toolhost_debug_target_t* low = open_target(pid, &error);
+  // With qmp=none only the RAM below 2 GiB is known, and the error says how to get the rest.
+  toolhost_debug_target_t* low = open_target(pid + ",qmp=none", &error);
   REQUIRE(low != nullptr);
   std::string why;
   toolhost_writer_t e{&why, w.write};
@@ -193,6 +201,9 @@ TEST_CASE("QEMU command lines and /proc maps are parsed", "[memory]") {
   CHECK(mb::ram_size_from_cmdline({"qemu-system-x86_64", "-m", "2G"}) == 2ull << 30);
   CHECK(mb::ram_size_from_cmdline({"qemu-system-x86_64", "-m", "512"}) == 512ull << 20);
   CHECK(mb::ram_size_from_cmdline({"qemu-system-x86_64"}) == 0);
+  CHECK(mb::qmp_socket_from_cmdline({"qemu-system-x86_64", "-qmp", "unix:/tmp/q.sock,server=on,wait=off"}) == "/tmp/q.sock");
+  CHECK(mb::qmp_socket_from_cmdline({"qemu-system-x86_64", "-qmp", "unix:/tmp/q.sock"}) == "/tmp/q.sock");
+  CHECK(mb::qmp_socket_from_cmdline({"qemu-system-x86_64", "-qmp", "tcp:127.0.0.1:4444,server"}) == "");
   const auto maps = mb::parse_maps(
       "7f0000000000-7f0010000000 rw-p 00000000 00:00 0 \n"
       "7f1000000000-7f1000001000 r--p 00000000 08:01 123 /usr/lib/x.so\n"
