@@ -28,6 +28,11 @@ const upstream = join(dirname(fileURLToPath(import.meta.url)), "upstream.mjs");
 const work = mkdtempSync(join(tmpdir(), "rea-filter-it-"));
 const probeLog = join(work, "probe.jsonl");
 const reaLog = join(work, "rea.jsonl");
+const idaLog = join(work, "ida.jsonl");
+// An IDA MCP plugin's config in the usual mcpServers form; the ida server finds it through
+// REA_IDA_MCP_CONFIG, as Eleven does.
+const idaConfig = join(work, "ida-mcp.json");
+writeFileSync(idaConfig, JSON.stringify({ mcpServers: { "ida-pro-mcp": { command: node, args: [upstream, "probe"], env: { UPSTREAM_LOG: idaLog } } } }));
 const q = JSON.stringify;
 
 writeFileSync(join(work, "toolhost.toml"), `
@@ -53,6 +58,10 @@ plugins = ["rea-filter"]
 command = [${q(node)}, ${q(upstream)}, "probe"]
 env = { UPSTREAM_LOG = ${q(probeLog)} }
 
+[servers.ida]
+description = "the IDA MCP plugin named by REA_IDA_MCP_CONFIG"
+plugins = ["rea-filter"]
+
 [servers.eleven-rea]
 description = "REA's tool names behind the eleven-rea filter"
 plugins = ["rea-filter"]
@@ -73,7 +82,8 @@ async function connect(server) {
   client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { name: "Ada Lovelace" } }));
   client.setRequestHandler(CreateMessageRequestSchema, async () => ({
     model: "test-model", role: "assistant", content: { type: "text", text: "sampled by the test client" } }));
-  const transport = new StdioClientTransport({ command: toolhost, args: ["--config", join(work, "toolhost.toml"), "--server", server], stderr: "pipe" });
+  const transport = new StdioClientTransport({ command: toolhost, args: ["--config", join(work, "toolhost.toml"), "--server", server],
+                                               env: { ...process.env, REA_IDA_MCP_CONFIG: idaConfig }, stderr: "pipe" });
   await client.connect(transport);
   clients.push(client);
   return { client, transport };
@@ -228,6 +238,15 @@ test("a tool list change is re-filtered and passed on, and upstream log messages
   await client.callTool({ name: "log", arguments: { text: "mind the gap" } });
   await until("the upstream's log message", () => logs.some((l) => l.data === "mind the gap"));
   assert.equal(logs.find((l) => l.data === "mind the gap").level, "warning");
+});
+
+test("the ida server runs the upstream its REA_IDA_MCP_CONFIG names, with no filter", only("calls"), async () => {
+  const { client } = await connect("ida");
+  const names = await toolNames(client);
+  assert.deepEqual(names.sort(), ["add_tool", "ask", "echo", "exit", "log", "progress", "wait_for_cancel"]);
+  const echo = await client.callTool({ name: "echo", arguments: { text: "from ida" } });
+  assert.equal(textOf(echo), "echo: from ida");
+  assert.ok(recorded(idaLog).some((e) => e.call === "echo"));
 });
 
 const elevenTable = {
