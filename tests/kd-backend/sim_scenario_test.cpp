@@ -326,6 +326,9 @@ TEST_CASE("kd backend: .reboot and .crash through the extension hook, on a lossy
   CHECK(stop.reason == TOOLHOST_DT_STOP_BUGCHECK);
   CHECK(stop.code == 0xE2);
   CHECK(s.output().find("*** Fatal System Error: 0x000000e2") != std::string::npos);
+  string_writer described;
+  s.t->describe(s.t, described.raw());
+  CHECK(described.text().find(R"("bugcheck":{"code":"0xe2","parameters":["0x0","0x0","0x0","0x0"]})") != std::string::npos);
   // Continuing a bugchecked machine reboots it.
   s.resume(TOOLHOST_DT_CONTINUE);
   stop = s.wait();

@@ -109,6 +109,7 @@ absl::StatusOr<std::unique_ptr<byte_stream>> byte_stream::open(std::string_view 
                                                                std::chrono::milliseconds timeout) {
   if (connect.empty()) return absl::InvalidArgumentError("`connect` is empty; give a socket path, unix:PATH, tcp:HOST:PORT or a serial device.");
   absl::StatusOr<int> fd;
+  bool serial = false;
   std::string name(connect);
   if (name.rfind("tcp:", 0) == 0) {
     fd = connect_tcp(connect.substr(4), timeout);
@@ -119,13 +120,16 @@ absl::StatusOr<std::unique_ptr<byte_stream>> byte_stream::open(std::string_view 
     struct stat st {};
     if (::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode)) {
       fd = open_serial(path);
+      serial = true;
     } else {
       fd = connect_unix(path, timeout);
       name = "unix:" + path;
     }
   }
   if (!fd.ok()) return fd.status();
-  return std::unique_ptr<byte_stream>(new byte_stream(*fd, std::move(name)));
+  auto stream = std::unique_ptr<byte_stream>(new byte_stream(*fd, std::move(name)));
+  stream->serial_ = serial;
+  return stream;
 }
 
 byte_stream::byte_stream(int fd, std::string name) : fd_(fd), name_(std::move(name)) {
@@ -171,6 +175,9 @@ absl::Status byte_stream::write_all(std::span<const uint8_t> bytes) {
     }
     done += static_cast<size_t>(n);
   }
+  // At 115200 baud a full packet takes a third of a second on the wire: wait until it left, so
+  // that the ACK timeout counts from the end of the transmission.
+  if (serial_) ::tcdrain(fd_);
   return absl::OkStatus();
 }
 

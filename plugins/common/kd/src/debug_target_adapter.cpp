@@ -126,6 +126,12 @@ void describe(toolhost_debug_target_t* p, toolhost_writer_t* out) {
     auto cr = t.read_control_space(t.current_processor(), kAmd64ControlSpaceKspecial, kKspecialReadSize);
     if (cr.ok()) json += R"(,"dtb":)" + hex(get_u64(*cr, kKspecialCr3));
   }
+  if (t.last_bugcheck()) {
+    const stop_event& b = *t.last_bugcheck();
+    json += R"(,"bugcheck":{"code":)" + hex(b.code) + R"(,"parameters":[)";
+    for (size_t i = 0; i < b.bugcheck_parameters.size(); ++i) json += (i ? "," : "") + hex(b.bugcheck_parameters[i]);
+    json += "]}";
+  }
   json += R"(,"link":)" + sdk::quote(t.describe_link()) + "}}";
   sdk::write(out, json);
 }

@@ -756,6 +756,8 @@ absl::StatusOr<std::optional<stop_event>> target::wait_stop(milliseconds timeout
   }
   if (!got) return got;
   if (pump_.joinable()) pump_.join();
+  if (got->why == stop_event::reason::bugcheck) last_bugcheck_ = *got;
+  if (got->why == stop_event::reason::reboot) last_bugcheck_.reset();
   stepping_ = false;
   interrupt_requested_ = false;
   if (got->why == stop_event::reason::reboot && !lost_) {

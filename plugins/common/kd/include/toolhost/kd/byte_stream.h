@@ -39,7 +39,7 @@ class byte_stream {
   int wake_[2] = {-1, -1};
   std::string name_;
   std::mutex write_mutex_;
-  bool closed_ = false;
+  bool serial_ = false;
 };
 
 }  // namespace toolhost::kd

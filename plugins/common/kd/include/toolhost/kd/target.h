@@ -104,6 +104,8 @@ class target {
   uint16_t current_processor() const { return current_processor_; }
   uint32_t processor_count() const { return processor_count_; }
   const state_change& last_state() const { return last_state_; }
+  // The last bugcheck reported since attach or the last reboot.
+  const std::optional<stop_event>& last_bugcheck() const { return last_bugcheck_; }
 
   // DbgPrint lines captured since the last call. [any-thread]
   std::vector<std::string> take_output();
@@ -181,6 +183,7 @@ class target {
   mutable std::mutex stop_mutex_;
   std::condition_variable stop_ready_;
   std::optional<stop_event> pending_stop_;
+  std::optional<stop_event> last_bugcheck_;
   bool detached_ = false;
 
   mutable std::mutex output_mutex_;
