@@ -31,6 +31,7 @@ struct gpu_interval {
   int64_t pid = kUnknown;      // the process the work belongs to
   int64_t frame = kUnknown;    // frame number, when the trace assigns one
   int64_t cpu_to_gpu_ns = kUnknown;  // submit (or launch) to GPU start
+  int64_t command_buffer = kUnknown; // Metal cmdbuffer-id, to join with its submission
 };
 
 struct present_event {

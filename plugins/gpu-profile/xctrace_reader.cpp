@@ -34,13 +34,14 @@ struct xml_value {
   }
 };
 
-enum class table_kind { other, gpu_intervals, gpu_state, displayed_surfaces, vsyncs };
+enum class table_kind { other, gpu_intervals, gpu_state, displayed_surfaces, vsyncs, submissions };
 
 table_kind kind_of(std::string_view schema) {
   if (schema == "metal-gpu-intervals") return table_kind::gpu_intervals;
   if (schema == "metal-gpu-state-intervals") return table_kind::gpu_state;
   if (schema == "displayed-surfaces-interval") return table_kind::displayed_surfaces;
   if (schema == "display-vsyncs-interval") return table_kind::vsyncs;
+  if (schema == "metal-application-command-buffer-submissions") return table_kind::submissions;
   return table_kind::other;
 }
 
@@ -108,6 +109,7 @@ class xctrace_parser {
           (seen.empty() ? "none" : seen) + ")");
     }
     trace_.source = saw_gpu_table_ ? gpu_source::device : gpu_source::none;
+    join_commits();
     if (!trace_.presents.empty()) trace_.present_source = "displayed-surfaces-interval (swap times)";
     return std::move(trace_);
   }
@@ -263,6 +265,7 @@ class xctrace_parser {
         number("frame-number", i.frame);
         int64_t latency = 0;
         if (number("start-latency", latency) && in_time_range(latency)) i.cpu_to_gpu_ns = latency;
+        number("cmdbuffer-id", i.command_buffer);
         trace_.intervals.push_back(i);
         break;
       }
@@ -280,13 +283,37 @@ class xctrace_parser {
       case table_kind::vsyncs:
         if ((number("timestamp", start) || number("start", start)) && in_time_range(start)) trace_.vsyncs_ns.push_back(start);
         break;
+      case table_kind::submissions: {
+        int64_t id = kUnknown;
+        if (number("start", start) && in_time_range(start) && number("cmdbuffer-id", id)) commits_.emplace(id, start);
+        break;
+      }
       case table_kind::other:
         break;
     }
   }
 
+  // Rows without start-latency: from their command buffer's commit to the GPU starting it.
+  void join_commits() {
+    if (commits_.empty()) return;
+    int64_t joined = 0;
+    for (gpu_interval& i : trace_.intervals) {
+      if (i.cpu_to_gpu_ns != kUnknown || i.command_buffer == kUnknown) continue;
+      auto it = commits_.find(i.command_buffer);
+      if (it == commits_.end()) continue;
+      i.cpu_to_gpu_ns = i.start_ns - it->second;
+      ++joined;
+    }
+    if (joined > 0) {
+      trace_.notes.push_back("CPU to GPU latency of " + std::to_string(joined) +
+                             " GPU rows without start-latency is from their command buffer's commit "
+                             "(metal-application-command-buffer-submissions) to the GPU start.");
+    }
+  }
+
   std::string file_;
   XML_Parser parser_ = nullptr;
+  std::unordered_map<int64_t, int64_t> commits_;  // cmdbuffer-id -> commit start
   std::string error_;
   std::string root_;
   std::vector<frame> stack_;

@@ -117,7 +117,14 @@ def xctrace(path):
     busiest = max(per_pid, key=lambda k: sum(e - s for s, e in union([(a, b) for a, b, _ in per_pid[k]])))
     mine = per_pid[busiest]
     spans = [(s, e) for s, e, _ in mine]
-    latencies = [int(r["start-latency"].text) for _, _, r in mine if "start-latency" in r]
+    commits = {int(r["cmdbuffer-id"].text): int(r["start"].text)
+               for r in tables.get("metal-application-command-buffer-submissions", [])}
+    latencies = []
+    for s, _, r in mine:
+        if "start-latency" in r:
+            latencies.append(int(r["start-latency"].text))
+        elif "cmdbuffer-id" in r and int(r["cmdbuffer-id"].text) in commits:
+            latencies.append(s - commits[int(r["cmdbuffer-id"].text)])
     frames = {}
     for s, e, r in mine:
         f = int(r["frame-number"].text)
