@@ -1,5 +1,8 @@
 #include "proxy.hpp"
 
+#include <algorithm>
+#include <cstdint>
+
 #include <absl/strings/cord.h>
 
 #include <toolhost/mcp_client/connection.hpp>
@@ -241,7 +244,11 @@ absl::StatusOr<std::string> proxy::on_request(const std::string& method, const s
   }
   const toolhost_call_t* call = borrowed->call;
   sdk::string_writer out;
-  const toolhost_status_t s = call->client_request(call, method.c_str(), params.c_str(), 0, out.raw());
+  // Bounded like the call itself: should the upstream die while the person thinks, the call
+  // that carries the question must still end.
+  const auto limit = std::min<int64_t>(settings_.timeout.count(), UINT32_MAX);
+  const toolhost_status_t s =
+      call->client_request(call, method.c_str(), params.c_str(), static_cast<uint32_t>(limit), out.raw());
   {
     std::lock_guard lock(calls_mutex_);
     --borrowed->borrowed;
