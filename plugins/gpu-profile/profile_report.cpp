@@ -110,6 +110,21 @@ void write_gaps(json_writer& w, const gap_summary& g) {
   w.EndObject();
 }
 
+// [{"name":..,"<a>":..,"<b>":..}] for a list of named records with two integer fields.
+template <class T>
+void write_named(json_writer& w, const std::vector<T>& list, const char* a, int64_t T::*a_field, const char* b,
+                 int64_t T::*b_field) {
+  w.StartArray();
+  for (const T& item : list) {
+    w.StartObject();
+    key(w, "name"), str(w, item.name);
+    key(w, a), w.Int64(item.*a_field);
+    key(w, b), w.Int64(item.*b_field);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 void write_strings(json_writer& w, const std::vector<std::string>& list) {
   w.StartArray();
   for (const auto& s : list) str(w, s);
@@ -163,26 +178,10 @@ std::string report_json(const profile& p, const recording_info& recording, const
   key(w, "machine_active_ns");
   if (p.machine_active_ns) w.Int64(*p.machine_active_ns); else w.Null();
   key(w, "tracks");
-  w.StartArray();
-  for (const track_busy& t : p.tracks) {
-    w.StartObject();
-    key(w, "name"), str(w, t.name);
-    key(w, "busy_ns"), w.Int64(t.busy_ns);
-    key(w, "intervals"), w.Int64(t.intervals);
-    w.EndObject();
-  }
-  w.EndArray();
+  write_named(w, p.tracks, "busy_ns", &track_busy::busy_ns, "intervals", &track_busy::intervals);
   key(w, "tracks_total"), w.Int64(p.tracks_total);
   key(w, "top_work");
-  w.StartArray();
-  for (const label_time& l : p.top_work) {
-    w.StartObject();
-    key(w, "name"), str(w, l.name);
-    key(w, "total_ns"), w.Int64(l.total_ns);
-    key(w, "count"), w.Int64(l.count);
-    w.EndObject();
-  }
-  w.EndArray();
+  write_named(w, p.top_work, "total_ns", &label_time::total_ns, "count", &label_time::count);
   w.EndObject();
 
   key(w, "gaps");

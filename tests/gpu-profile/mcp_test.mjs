@@ -23,27 +23,21 @@ const work = mkdtempSync(join(tmpdir(), 'gpu-profile-mcp-'));
 const recordings = join(work, 'recordings');
 mkdirSync(recordings);
 const config = join(work, 'toolhost.toml');
+// One server per permission setting, all reading the same folder; gpu-window has no folder.
+const server = (name, permission) => `
+[servers.${name}]
+plugins = ["gpu-profile"]
+[servers.${name}.permissions]
+"gpu-profile.record" = "${permission}"
+[servers.${name}.settings.gpu-profile]
+recordings_dir = "recordings"
+`;
 writeFileSync(config, `
 plugin_dirs = [${JSON.stringify(pluginDir)}]
 default_server = "gpu"
 [permissions]
 "gpu-profile.record" = "allow"
-[servers.gpu]
-plugins = ["gpu-profile"]
-[servers.gpu.settings.gpu-profile]
-recordings_dir = "recordings"
-[servers.gpu-never]
-plugins = ["gpu-profile"]
-[servers.gpu-never.permissions]
-"gpu-profile.record" = "never"
-[servers.gpu-never.settings.gpu-profile]
-recordings_dir = "recordings"
-[servers.gpu-ask]
-plugins = ["gpu-profile"]
-[servers.gpu-ask.permissions]
-"gpu-profile.record" = "ask"
-[servers.gpu-ask.settings.gpu-profile]
-recordings_dir = "recordings"
+${server('gpu', 'allow')}${server('gpu-never', 'never')}${server('gpu-ask', 'ask')}
 [servers.gpu-window]
 plugins = ["gpu-profile"]
 `);
