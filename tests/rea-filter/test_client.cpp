@@ -10,6 +10,9 @@
 #include <sstream>
 #include <thread>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -244,10 +247,24 @@ TEST_CASE("client: a program that cannot start, or never answers, gives a clear 
 
 namespace {
 
+// A port nobody listens on right now: the kernel's pick for a socket bound to port 0.
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
 // server-everything in its Streamable HTTP mode, on a port of its own, for one test.
 class http_everything {
  public:
-  http_everything() : port_(20000 + static_cast<int>(::getpid() % 20000)) {
+  http_everything() : port_(free_port()) {
     const std::string port_env = "PORT=" + std::to_string(port_);
     pid_ = ::fork();
     if (pid_ == 0) {
