@@ -497,3 +497,26 @@ TEST_CASE("kd backend: numbers on the simulator", "[.bench]") {
     std::printf("  simulator: %s\n", sim.control("stats").c_str());
   }
 }
+
+TEST_CASE("kd backend: driver loads while running are acknowledged, listed, and do not stop the target") {
+  kdtest::sim_process sim;
+  session s(sim.socket_path());
+  s.wait();
+  string_writer error;
+  REQUIRE(s.t->set_breakpoint(s.t, TOOLHOST_DT_BP_SOFTWARE, kSayHello, 1, error.raw()) == TOOLHOST_OK);
+  s.resume(TOOLHOST_DT_CONTINUE);
+  CHECK(s.wait().pc == kSayHello);
+  REQUIRE(s.t->clear_breakpoint(s.t, TOOLHOST_DT_BP_SOFTWARE, kSayHello, 1, error.raw()) == TOOLHOST_OK);
+  s.resume(TOOLHOST_DT_CONTINUE);
+  CHECK(sim.control("load \\SystemRoot\\system32\\drivers\\first.sys") == "ok");
+  CHECK(sim.control("load \\SystemRoot\\system32\\drivers\\second.sys") == "ok");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(s.t->is_running(s.t));
+  CHECK(sim.control("state") == "running");
+  REQUIRE(s.t->interrupt(s.t, error.raw()) == TOOLHOST_OK);
+  CHECK(s.wait().reason == TOOLHOST_DT_STOP_INTERRUPT);
+  string_writer modules;
+  s.t->list_modules(s.t, modules.raw());
+  CHECK(modules.text().find(R"("name":"first.sys")") != std::string::npos);
+  CHECK(modules.text().find(R"("name":"second.sys","path":"\\SystemRoot\\system32\\drivers\\second.sys","base":"0xfffff80001010000","size":"0x10000")") != std::string::npos);
+}

@@ -361,7 +361,7 @@ void kd_server::report_exception(int cpu, uint32_t code) {
   report_pending_ = true;
 }
 
-void kd_server::report_load_symbols(const std::string& path) {
+void kd_server::report_load_symbols(const std::string& path, uint64_t base, uint32_t size) {
   DBGKD_ANY_WAIT_STATE_CHANGE s{};
   s.NewState = DbgKdLoadSymbolsStateChange;
   s.Processor = 0;
@@ -369,8 +369,8 @@ void kd_server::report_load_symbols(const std::string& path) {
   s.Thread = kKernelBase + 0x380000;
   s.ProgramCounter = machine_.cpu(0).context.Rip;
   s.u.LoadSymbols.PathNameLength = static_cast<uint32_t>(path.size() + 1);
-  s.u.LoadSymbols.BaseOfDll = kKernelBase;
-  s.u.LoadSymbols.SizeOfImage = 0x800000;
+  s.u.LoadSymbols.BaseOfDll = base;
+  s.u.LoadSymbols.SizeOfImage = size;
   s.ControlReport.EFlags = machine_.cpu(0).context.EFlags;
   s.ControlReport.InstructionCount = static_cast<uint16_t>(machine_.read_virtual(0, s.ProgramCounter, s.ControlReport.InstructionStream, 16));
   last_report_ = bytes_of(s);
@@ -409,7 +409,7 @@ void kd_server::reboot() {
   inbuf_.clear();
   pending_in_.clear();
   reset_ids();  // the new boot starts a new stream: its first packet carries SYNC
-  report_load_symbols("\\SystemRoot\\system32\\ntoskrnl.exe");
+  report_load_symbols("\\SystemRoot\\system32\\ntoskrnl.exe", kKernelBase, 0x800000);
 }
 
 void kd_server::bugcheck() {
@@ -589,6 +589,13 @@ void kd_server::run_slice() {
     report_exception(0, STATUS_BREAKPOINT);
     return;
   }
+  if (!loads_.empty() && conn_fd_ >= 0) {
+    // A driver load: the kernel reports it and waits for the debugger to continue.
+    report_load_symbols(loads_.front(), next_driver_base_, 0x10000);
+    loads_.pop_front();
+    next_driver_base_ += 0x10000;
+    return;
+  }
   while (!prints_.empty() && conn_fd_ >= 0) {
     std::string text = std::move(prints_.front());
     prints_.pop_front();
@@ -683,6 +690,12 @@ void kd_server::handle_control_line(int fd, const std::string& line) {
     std::getline(in, rest);
     if (!rest.empty() && rest[0] == ' ') rest.erase(0, 1);
     prints_.push_back(rest + "\n");
+    answer = "ok";
+  } else if (cmd == "load") {
+    std::string rest;
+    std::getline(in, rest);
+    if (!rest.empty() && rest[0] == ' ') rest.erase(0, 1);
+    loads_.push_back(rest);
     answer = "ok";
   } else if (cmd == "reboot") {
     reboot_requested_ = true;

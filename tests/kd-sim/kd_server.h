@@ -64,7 +64,7 @@ class kd_server {
   void reset_ids();
   void handle_manipulate(const std::vector<uint8_t>& payload);
   void report_exception(int cpu, uint32_t code);
-  void report_load_symbols(const std::string& path);
+  void report_load_symbols(const std::string& path, uint64_t base, uint32_t size);
   void send_report();
   void send_print(const std::string& text);
   void run_slice();
@@ -99,6 +99,8 @@ class kd_server {
   std::vector<uint8_t> last_report_;
   std::deque<frame> pending_in_;
   std::deque<std::string> prints_;
+  std::deque<std::string> loads_;  // driver loads to report while running
+  uint64_t next_driver_base_ = kKernelBase + 0x1000000;
   uint64_t tsc_ = 1000;
 
   struct counters {

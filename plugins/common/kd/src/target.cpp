@@ -731,7 +731,10 @@ void target::pump() {
     if (s->new_state == kStateLoadSymbols && !stepping_) {
       // Module loads are noted and acknowledged by continuing, as WinDbg does by default.
       on_halt(*s);
-      if (auto c = continue_target(false); !c.ok()) {
+      // The report deleted our table entries near its pc; write them back before going on.
+      absl::Status c = rearm_breakpoints(s->pc);
+      if (c.ok()) c = continue_target(false);
+      if (!c.ok()) {
         lost_ = true;
         stop_event e;
         e.why = stop_event::reason::lost;
