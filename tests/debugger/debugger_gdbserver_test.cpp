@@ -274,6 +274,11 @@ TEST_CASE("memory, disassembly, symbol, register and breakpoint-option commands"
   auto list = run(*tools, "bl");
   CHECK(list.text.find(" 1 e ") == std::string::npos);
   CHECK(list.text.find("if rdi == 6") != std::string::npos);
+  // pa steps over printf's call until report returns to main.
+  auto stepped = run(*tools, "pa poi(@rsp)");
+  CHECK_FALSE(stepped.error);
+  CHECK(trailer(stepped).find(kExe + "!main+") != std::string::npos);
+  CHECK(stepped.text.find("call ") != std::string::npos);
 
   auto u = run(*tools, "u " + kExe + "!main L3");
   CHECK(u.text.find(kExe + "!main:") != std::string::npos);
