@@ -20,7 +20,15 @@ proxy& self(void* user_data) { return *static_cast<proxy*>(user_data); }
 
 void write_text(toolhost_writer_t* out, const std::string& text) { sdk::write(out, text); }
 
+// `toolhost plugins` starts every plugin once under a made-up server name in parentheses,
+// with no settings, only to show what it registers. There is no upstream to run then.
+bool listing_only(const std::string& server_name) { return !server_name.empty() && server_name.front() == '('; }
+
 absl::Status init(sdk::plugin& plugin) {
+  if (listing_only(plugin.server_name())) {
+    return plugin.permission_kind(toolhost::rea_filter::kReadKind, toolhost::rea_filter::kReadLabel,
+                                  TOOLHOST_PERMISSION_ALLOW);
+  }
   const auto* notify = static_cast<const toolhost_notify_t*>(plugin.host()->get_service(plugin.host(), TOOLHOST_NOTIFY_ID));
   const char* ida_env = std::getenv(toolhost::rea_filter::kIdaConfigVariable);
   auto settings = toolhost::rea_filter::parse_settings(
