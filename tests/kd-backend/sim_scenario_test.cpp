@@ -510,9 +510,23 @@ TEST_CASE("kd backend: driver loads while running are acknowledged, listed, and 
   s.resume(TOOLHOST_DT_CONTINUE);
   CHECK(sim.control("load \\SystemRoot\\system32\\drivers\\first.sys") == "ok");
   CHECK(sim.control("load \\SystemRoot\\system32\\drivers\\second.sys") == "ok");
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // The pump notes both loads and continues past them (bounded wait; list_modules is safe
+  // while the target runs).
+  std::string listed;
+  for (int i = 0; i < 50 && listed.find("second.sys") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    string_writer now;
+    s.t->list_modules(s.t, now.raw());
+    listed = now.text();
+  }
+  CHECK(listed.find("second.sys") != std::string::npos);
   CHECK(s.t->is_running(s.t));
-  CHECK(sim.control("state") == "running");
+  std::string state;
+  for (int i = 0; i < 50 && state != "running"; ++i) {
+    state = sim.control("state");
+    if (state != "running") std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(state == "running");
   REQUIRE(s.t->interrupt(s.t, error.raw()) == TOOLHOST_OK);
   CHECK(s.wait().reason == TOOLHOST_DT_STOP_INTERRUPT);
   string_writer modules;
