@@ -3,6 +3,7 @@
 // workers beyond the minimum retire.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -33,6 +34,7 @@ class worker_pool {
   std::condition_variable wake_;
   std::condition_variable idle_;
   std::deque<std::function<void()>> queue_;
+  std::atomic<size_t> queued_{0};  // queue_.size(), readable without the lock (lingering workers)
   size_t min_idle_;
   size_t max_threads_;
   size_t threads_ = 0;

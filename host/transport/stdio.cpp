@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <mutex>
+#include <thread>
 #include <string>
 
 #include <absl/strings/str_cat.h>
@@ -21,6 +23,7 @@ namespace {
 // One message line may be at most this long; a longer one is answered with a parse error and
 // skipped up to its newline, so a runaway writer cannot exhaust memory.
 constexpr size_t kMaxLine = 64u << 20;
+constexpr auto kLinger = std::chrono::microseconds(50);
 
 bool write_all(int fd, const char* data, size_t size) {
   while (size > 0) {
@@ -69,7 +72,15 @@ int serve_stdio(mcp::server& srv, int protocol_fd, const std::function<bool()>& 
       if (broken) break;
     }
     pollfd p{STDIN_FILENO, POLLIN, 0};
-    const int ready = ::poll(&p, 1, 200);
+    int ready = ::poll(&p, 1, 0);
+    // Linger briefly before sleeping: a client's next message usually follows our answer within
+    // microseconds, and waking a sleeping thread costs more than handling it (bench/mcp).
+    for (const auto until = std::chrono::steady_clock::now() + kLinger;
+         ready == 0 && std::chrono::steady_clock::now() < until;) {
+      std::this_thread::yield();
+      ready = ::poll(&p, 1, 0);
+    }
+    if (ready == 0) ready = ::poll(&p, 1, 200);
     if (ready < 0 && errno != EINTR) break;
     if (ready <= 0) continue;
     const ssize_t n = ::read(STDIN_FILENO, chunk, sizeof chunk);
