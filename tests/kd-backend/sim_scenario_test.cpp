@@ -534,3 +534,29 @@ TEST_CASE("kd backend: driver loads while running are acknowledged, listed, and 
   CHECK(modules.text().find(R"("name":"first.sys")") != std::string::npos);
   CHECK(modules.text().find(R"("name":"second.sys","path":"\\SystemRoot\\system32\\drivers\\second.sys","base":"0xfffff80001010000","size":"0x10000")") != std::string::npos);
 }
+
+TEST_CASE("kd backend: a reboot while halted surfaces at the next request and as a reboot stop") {
+  kdtest::sim_process sim;
+  session s(sim.socket_path());
+  s.wait();
+  string_writer error;
+  REQUIRE(s.t->set_breakpoint(s.t, TOOLHOST_DT_BP_SOFTWARE, kSayHello, 1, error.raw()) == TOOLHOST_OK);
+  CHECK(sim.control("reboot") == "ok");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::vector<uint8_t> buf(2);
+  size_t done = 0;
+  string_writer failed;
+  CHECK(s.t->read_memory(s.t, TOOLHOST_DT_VIRTUAL, kKernelBase, buf.data(), 2, &done, failed.raw()) != TOOLHOST_OK);
+  CHECK(failed.text().find("rebooted") != std::string::npos);
+  const toolhost_dt_stop_t stop = s.wait(0);
+  CHECK(stop.reason == TOOLHOST_DT_STOP_REBOOT);
+  // The new boot's table is empty; our breakpoint is written again when the target resumes.
+  CHECK(sim.control("breakpoints") == "0");
+  CHECK(hex_bytes(s.read(TOOLHOST_DT_VIRTUAL, kKernelBase, 2)) == "4d5a");
+  s.resume(TOOLHOST_DT_CONTINUE);
+  const toolhost_dt_stop_t hit = s.wait();
+  CHECK(hit.reason == TOOLHOST_DT_STOP_BREAKPOINT);
+  CHECK(hit.pc == kSayHello);
+  s.close();
+  CHECK(sim.control("breakpoints") == "0");
+}
