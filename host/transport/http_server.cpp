@@ -224,9 +224,10 @@ class connection : public std::enable_shared_from_this<connection> {
         return reply(bhttp::status::bad_request,
                      error_body("Bad Request: Mcp-Session-Id header is required (send initialize first)"));
       }
-      if (!ep.sessions.add(session)) {
-        session->close(0);
-        return reply(bhttp::status::service_unavailable, error_body("Service Unavailable: too many sessions"));
+      if (auto evicted = ep.sessions.add(session)) {
+        log::info("http", cat("session limit (", state_.opts.max_sessions, ") reached at ", ep.path,
+                              "; ended the session unused the longest"));
+        close_later(std::move(evicted), 0);
       }
       session_header_ = session->id();
     } else {

@@ -23,7 +23,7 @@ struct options {
   std::chrono::seconds idle_timeout{300};    // a kept-alive connection may wait this long for a request
   std::chrono::seconds keepalive_interval{15};  // SSE comment lines on quiet streams
   std::chrono::minutes session_idle{60};     // sessions unused this long are closed
-  size_t max_sessions = 1024;                // per endpoint
+  size_t max_sessions = 1024;                // per endpoint; beyond it the least recently used ends
   unsigned io_threads = 0;                   // 0: 2..4 depending on the machine
 };
 

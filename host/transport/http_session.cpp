@@ -198,11 +198,19 @@ std::shared_ptr<http_session> session_registry::make(mcp::server& srv) {
   return http_session::create(srv, random_session_id());
 }
 
-bool session_registry::add(const std::shared_ptr<http_session>& s) {
+std::shared_ptr<http_session> session_registry::add(const std::shared_ptr<http_session>& s) {
   std::lock_guard lock(mutex_);
-  if (sessions_.size() >= max_) return false;
+  std::shared_ptr<http_session> evicted;
+  if (sessions_.size() >= max_ && !sessions_.empty()) {
+    auto oldest = sessions_.begin();
+    for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+      if (it->second->last_used() < oldest->second->last_used()) oldest = it;
+    }
+    evicted = oldest->second;
+    sessions_.erase(oldest);
+  }
   sessions_.emplace(s->id(), s);
-  return true;
+  return evicted;
 }
 
 std::shared_ptr<http_session> session_registry::find(std::string_view id) {

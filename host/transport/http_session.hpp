@@ -72,8 +72,10 @@ class session_registry {
 
   // A fresh session with a new random id, not yet registered.
   static std::shared_ptr<http_session> make(mcp::server& srv);
-  // False when the registry is full.
-  bool add(const std::shared_ptr<http_session>& s);
+  // Registers `s`. When the registry is full, the session unused the longest makes room and is
+  // returned, for the caller to close (clients that vanish without DELETE must not lock out
+  // new ones).
+  std::shared_ptr<http_session> add(const std::shared_ptr<http_session>& s);
   std::shared_ptr<http_session> find(std::string_view id);
   std::shared_ptr<http_session> remove(std::string_view id);
   // Removes and returns sessions idle for longer than `idle`.
