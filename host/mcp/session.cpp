@@ -551,7 +551,20 @@ void session::tools_call(const std::string& id, const rapidjson::Value* params, 
       const plugins::tool* t = server_.registry().find_tool(call->name);
       std::optional<provided_tool> provided;
       if (t == nullptr) provided = server_.find_provided_tool(call->name);
-      if (t == nullptr && !provided) return "";
+      if (t == nullptr && !provided) {
+        // A name nobody listed may still be one a provider hides on purpose (a proxy's deny
+        // list) and wants to explain; providers answer such names only with an error.
+        call_context context(shared_from_this(), call);
+        for (const auto& p : server_.registry().providers()) {
+          if (p.desc.call_tool == nullptr) continue;
+          sdk::string_writer out;
+          if (p.desc.call_tool(p.desc.user_data, context.raw(), call->name.c_str(), args.data(), args.size(),
+                               out.raw())) {
+            return finish_result(call, out.take());
+          }
+        }
+        return "";
+      }
 
       const std::string kind_id = t != nullptr ? t->permission_kind : provided->permission_kind;
       const plugins::permission_kind* kind = server_.registry().find_kind(kind_id);

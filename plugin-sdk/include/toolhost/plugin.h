@@ -293,7 +293,9 @@ typedef struct toolhost_provider_desc {
     * of the permission kind the call is matched to (default "run"). */
    void (*list_tools)(void *user_data, toolhost_writer_t *out);
    /* Same contract as toolhost_tool_call_fn, with the tool's name. Returns false when the
-    * provider does not know `name` (nothing written). */
+    * provider does not know `name` (nothing written). The host also offers names that no one
+    * listed (a tool the provider hides on purpose), without a permission check: answer those
+    * only with a tool error that says what to use instead, or return false. */
    bool (*call_tool)(void *user_data,
                      const toolhost_call_t *call,
                      const char *name,
