@@ -517,6 +517,9 @@ std::string session::trailer() {
   std::string text = "[target halted @ " + std::to_string(index) + " " + address_text(*at);
   const std::string sym = symbol_of(*at);
   if (!sym.empty()) text += " " + sym;
+  // After a reboot the kernel's state must be found again; this debugger does not rediscover
+  // kernels itself, so the mark stays until the next stop.
+  if (last_stop_ && last_stop_->reason == TOOLHOST_DT_STOP_REBOOT) text += " | rediscovery pending";
   const std::string exe = target_->hint("executable");
   const std::string pid = target_->hint("pid");
   if (!exe.empty() && !pid.empty()) {

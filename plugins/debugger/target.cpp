@@ -200,6 +200,18 @@ std::vector<module_info> target::modules() {
   return list;
 }
 
+absl::StatusOr<std::string> target::extension(std::string_view operation, std::string_view args_json) {
+  string_writer out;
+  const std::string op(operation), args(args_json);
+  const auto code = raw_->extension(raw_, op.c_str(), args.c_str(), out.raw());
+  if (code == TOOLHOST_ERR_UNSUPPORTED) {
+    return absl::UnimplementedError("the " + backend_ + " backend does not offer '" + op + "'" +
+                                    (out.text().empty() ? "" : " (" + out.text() + ")"));
+  }
+  if (auto s = check(code, out.text(), op); !s.ok()) return s;
+  return out.take();
+}
+
 std::string target::read_output() {
   string_writer out;
   raw_->read_output(raw_, out.raw());

@@ -72,6 +72,8 @@ class target {
   absl::Status select_thread(int64_t id);
   std::vector<module_info> modules();
   std::string read_output();
+  // A backend-specific operation (debug_target.h `extension`): its JSON result.
+  absl::StatusOr<std::string> extension(std::string_view operation, std::string_view args_json);
 
  private:
   absl::Status check(toolhost_status_t code, const std::string& error, std::string_view what) const;

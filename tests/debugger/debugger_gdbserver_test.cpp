@@ -254,6 +254,9 @@ TEST_CASE("bad input gets a clear error and the usage", "[debugger][gdbserver]")
   auto stops_line = run(*tools, "bp nosuch!x; g");
   CHECK(stops_line.error);
   CHECK(trailer(stops_line).find("[target halted") == 0);  // the failing bp ended the line
+  auto msr = run(*tools, "rdmsr c0000082");
+  CHECK(msr.error);
+  CHECK(msr.text.find("the gdb backend does not offer 'rdmsr'") != std::string::npos);
   auto help = run(*tools, ".help bp");
   CHECK(help.text.find("Usage: bp [/1]") != std::string::npos);
   auto evaluated = run(*tools, "? 0n10 + 1", 1000, "json");
