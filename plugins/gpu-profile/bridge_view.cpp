@@ -24,6 +24,12 @@ struct fd_guard {
   }
 };
 
+// A member of an object, or nullptr (HasMember avoids comparing RapidJSON's iterators, which
+// C++20 finds ambiguous).
+const rapidjson::Value* field(const rapidjson::Value& object, const char* name) {
+  return object.IsObject() && object.HasMember(name) ? &object[name] : nullptr;
+}
+
 std::string request_line(const std::string& agent, const std::string& chat) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
@@ -77,22 +83,20 @@ absl::StatusOr<std::string> open_file_from_bridge(const std::string& socket_path
   rapidjson::Document doc;
   doc.Parse(reply.c_str(), reply.size());
   if (doc.HasParseError() || !doc.IsObject()) return absl::DataLossError(where + " answered with something that is not JSON");
-  const auto ok = doc.FindMember("ok");
-  if (ok == doc.MemberEnd() || !ok->value.IsBool()) return absl::DataLossError(where + " answered without \"ok\"");
-  if (!ok->value.GetBool()) {
-    const auto error = doc.FindMember("error");
-    return absl::FailedPreconditionError(error != doc.MemberEnd() && error->value.IsString() ? error->value.GetString()
-                                                                                               : "The window refused current_view.");
+  const rapidjson::Value* ok = field(doc, "ok");
+  if (ok == nullptr || !ok->IsBool()) return absl::DataLossError(where + " answered without \"ok\"");
+  if (!ok->GetBool()) {
+    const rapidjson::Value* error = field(doc, "error");
+    return absl::FailedPreconditionError(error != nullptr && error->IsString() ? error->GetString()
+                                                                               : "The window refused current_view.");
   }
-  const auto text = doc.FindMember("text");
-  if (text == doc.MemberEnd() || !text->value.IsString()) return absl::DataLossError(where + " answered without \"text\"");
+  const rapidjson::Value* text = field(doc, "text");
+  if (text == nullptr || !text->IsString()) return absl::DataLossError(where + " answered without \"text\"");
   rapidjson::Document view;
-  view.Parse(text->value.GetString(), text->value.GetStringLength());
-  const auto file = view.IsObject() ? view.FindMember("file") : view.MemberEnd();
-  if (view.HasParseError() || !view.IsObject() || file == view.MemberEnd() || !file->value.IsString()) {
-    return absl::DataLossError(where + "'s current_view has no \"file\"");
-  }
-  return std::string(file->value.GetString(), file->value.GetStringLength());
+  view.Parse(text->GetString(), text->GetStringLength());
+  const rapidjson::Value* file = view.HasParseError() ? nullptr : field(view, "file");
+  if (file == nullptr || !file->IsString()) return absl::DataLossError(where + "'s current_view has no \"file\"");
+  return std::string(file->GetString(), file->GetStringLength());
 }
 
 }  // namespace toolhost::gpu_profile
