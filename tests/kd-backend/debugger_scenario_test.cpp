@@ -57,7 +57,13 @@ std::vector<std::string> scenario(kdtest::sim_process& sim) {
   CHECK(has(mz, "4d 5a 90 00"));
   seen.push_back("db ok");
 
+  // Physical memory: the kernel's first page sits at 0x100000; what eb writes shows there too.
+  auto phys = run(tools, "!db 100000 L4");
+  REQUIRE_FALSE(phys.error);
+  CHECK(has(phys, "4d 5a 90 00"));
+
   REQUIRE_FALSE(run(tools, "eb fffff80000005000 ca fe").error);
+  CHECK(has(run(tools, "!db 105000 L2"), "ca fe"));
   CHECK(sim.control("peek fffff80000005000 2") == "cafe");
   CHECK(has(run(tools, "db fffff80000005000 L2"), "ca fe"));
 

@@ -71,8 +71,10 @@ async function scenario(sim) {
   const regs = ok(await command('r'), 'r');
   assert.match(regs, /rip/);
   assert.match(ok(await command('db fffff80000000000 L4'), 'db'), /4d 5a 90 00/);
+  assert.match(ok(await command('!db 100000 L4'), '!db'), /4d 5a 90 00/);
   ok(await command('eb fffff80000005000 be ef'), 'eb');
   assert.equal(await sim.control('peek fffff80000005000 2'), 'beef');
+  assert.match(ok(await command('!db 105000 L2'), '!db after eb'), /be ef/);
   ok(await command('bp fffff80000001100'), 'bp');
   assert.equal(await sim.control('breakpoints'), '1 0xfffff80000001100');
   const hit = ok(await command('g'), 'g');
