@@ -203,8 +203,14 @@ class connection : public std::enable_shared_from_this<connection> {
       return reply(bhttp::status::unsupported_media_type,
                    error_body("Unsupported Media Type: send one JSON-RPC message as application/json"));
     }
+    // The answer may be JSON or SSE (decided when the first message comes), so a client must take
+    // both, as the spec requires; one that sends no Accept at all is served anyway.
     const std::string_view accept = sv(req[bhttp::field::accept]);
-    json_only_ = !accept.empty() && !header_has(accept, "text/event-stream") && !header_has(accept, "*/*");
+    const bool any = header_has(accept, "*/*");
+    if (!accept.empty() && !any && (!header_has(accept, "application/json") || !header_has(accept, "text/event-stream"))) {
+      return reply(bhttp::status::not_acceptable,
+                   error_body("Not Acceptable: accept both application/json and text/event-stream"));
+    }
     const std::string& body = req.body();
     const size_t first = body.find_first_not_of(" \t\r\n");
     if (first != std::string::npos && body[first] == '[') {
@@ -352,8 +358,8 @@ class connection : public std::enable_shared_from_this<connection> {
     }
     stream::slice slice = stream_->take(cursor_);
     if (mode_ == mode::pending) {
-      if (json_only_ ? !slice.ended : (slice.events.empty() && !slice.ended)) return;
-      if (json_only_ || (slice.ended && slice.events.size() <= 1)) {
+      if (slice.events.empty() && !slice.ended) return;
+      if (slice.ended && slice.events.size() <= 1) {
         std::string body = slice.events.empty() ? std::string() : std::move(slice.events.back().data);
         const bhttp::status status = body.empty() ? bhttp::status::accepted : bhttp::status::ok;
         drop_stream();
@@ -437,7 +443,6 @@ class connection : public std::enable_shared_from_this<connection> {
   bool keep_alive_ = true;
   unsigned version_ = 11;
   std::string session_header_;
-  bool json_only_ = false;
 
   std::shared_ptr<stream> stream_;
   std::shared_ptr<connection> self_;

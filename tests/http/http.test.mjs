@@ -188,6 +188,8 @@ test("sessions: missing id 400, unknown id 404, bad protocol version 400, DELETE
     assert.equal(wrongPath.status, 404);
     const put = await request(server.url, { method: "PUT", headers: mcpHeaders(session), body: ping });
     assert.equal(put.status, 405);
+    const jsonOnly = await request(server.url, { headers: mcpHeaders(session, { Accept: "application/json" }), body: ping });
+    assert.equal(jsonOnly.status, 406, "a POST's answer may be SSE, so the client must accept it");
   } finally {
     await stop(server);
   }
