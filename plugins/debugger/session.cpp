@@ -141,6 +141,10 @@ std::string session::instruction_line(uint64_t address, bool with_header) {
   if (insn->target) {
     const std::string sym = symbol_of(*insn->target);
     if (!sym.empty()) text = insn->mnemonic + " " + sym + " (" + address_text(*insn->target) + ")";
+  } else if (insn->memory_target) {
+    // rip-relative data: say what it points at.
+    const std::string sym = symbol_of(*insn->memory_target);
+    if (!sym.empty()) text += "  ; " + sym;
   }
   return line + address_text(address) + " " + hexbytes + " " + text + "\n";
 }

@@ -141,7 +141,26 @@ std::string symbol_table::describe(uint64_t address) const {
   if (m->elf) {
     const uint64_t file_address = address - m->bias;
     const elf::symbol* s = m->elf->function_at(file_address);
-    if (s == nullptr) s = m->elf->symbol_near(file_address);
+    if (s == nullptr) {
+      // Data: the symbol whose extent holds the address.
+      const auto& all = m->elf->symbols();
+      auto it = std::upper_bound(all.begin(), all.end(), file_address,
+                                 [](uint64_t a, const elf::symbol& sym) { return a < sym.address; });
+      while (it != all.begin()) {
+        --it;
+        if (it->address == file_address || (it->size != 0 && file_address - it->address < it->size)) {
+          s = &*it;
+          break;
+        }
+        if (file_address - it->address > 0x10000) break;
+      }
+    }
+    if (s == nullptr) {
+      // The nearest symbol counts only inside its own section (not _init+0x30 for a PLT stub).
+      const elf::symbol* near = m->elf->symbol_near(file_address);
+      const elf::section* here = m->elf->section_at(file_address);
+      if (near != nullptr && here != nullptr && m->elf->section_at(near->address) == here) s = near;
+    }
     // A nearest symbol far away says nothing useful; fall back to the module offset.
     if (s != nullptr && file_address - s->address < 0x100000) {
       const uint64_t off = file_address - s->address;

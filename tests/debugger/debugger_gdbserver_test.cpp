@@ -306,6 +306,14 @@ TEST_CASE("memory, disassembly, symbol, register and breakpoint-option commands"
   auto s_none = run(*tools, "s -b " + kExe + "!message L10 99 98");
   CHECK(s_none.text.find("No match") != std::string::npos);
 
+  CHECK(run(*tools, "uf " + kExe + "!report").text.find("; " + kExe + "!message") != std::string::npos);
+  REQUIRE_FALSE(run(*tools, "bd 0").error);
+  CHECK(run(*tools, "bl").text.find(" 0 d ") != std::string::npos);
+  REQUIRE_FALSE(run(*tools, "be 0").error);
+  CHECK(run(*tools, "bl").text.find(" 0 e ") != std::string::npos);
+  CHECK(run(*tools, "dw " + kExe + "!message L2").text.find("6568 6c6c") != std::string::npos);
+  CHECK(run(*tools, "dc " + kExe + "!message L1").text.find("6c6c6568  hell") != std::string::npos);
+  CHECK(run(*tools, "dp " + kExe + "!message L1").text.find("77202c6f`6c6c6568") != std::string::npos);
   REQUIRE_FALSE(run(*tools, "ed " + kExe + "!marker 0n42").error);
   CHECK(run(*tools, "dd " + kExe + "!marker L1").text.find("0000002a") != std::string::npos);
   CHECK(run(*tools, "da " + kExe + "!message").text.find("\"hello, world\"") != std::string::npos);
