@@ -366,8 +366,11 @@ test("unrelated notifications go to the GET stream, once, with event ids", async
     const ids = events.map((e) => e.id);
     for (const id of ids) assert.match(id, /^0-\d+$/);
     assert.deepEqual(ids, [...new Set(ids)], "each event once");
-    assert.deepEqual(events.map((e) => e.msg.method).sort(),
-                     ["notifications/resources/updated", "notifications/tools/list_changed"]);
+    // tools/list_changed comes too when this session existed 2 s after the plugin started, as it
+    // normally does; nothing else may come.
+    for (const e of events) {
+      assert.ok(["notifications/resources/updated", "notifications/tools/list_changed"].includes(e.msg.method), e.msg.method);
+    }
     assert.deepEqual(events.find((e) => e.msg.params)?.msg.params, { uri: "test://watched-resource" });
     const list = await request(server.url, { headers: mcpHeaders(session), body: { jsonrpc: "2.0", id: 2, method: "tools/list" } });
     assert.ok(JSON.parse(list.body).result.tools.some((t) => t.name === "test_dynamic_tool"));

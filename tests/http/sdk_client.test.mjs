@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CallToolResultSchema, ElicitRequestSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, ElicitRequestSchema, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { startHttp, stop } from "./http_server.mjs";
 
 async function connect(url, answer) {
@@ -74,11 +74,13 @@ test("terminateSession sends DELETE and the session is gone", async () => {
     const { client, transport } = await connect(server.url, { action: "cancel" });
     const id = transport.sessionId;
     assert.match(id, /^[0-9a-f]{32}$/);
-    const changed = new Promise((resolve) => {
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve(true));
+    const updated = new Promise((resolve) => {
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => resolve(n.params.uri));
     });
-    // test_dynamic_tool appears 2 s after start; the SDK client hears about it on its GET stream.
-    assert.equal(await Promise.race([changed, new Promise((r) => setTimeout(() => r(false), 6000))]), true);
+    // test://watched-resource changes every 3 s; the SDK client hears about it on its GET stream.
+    await client.subscribeResource({ uri: "test://watched-resource" });
+    assert.equal(await Promise.race([updated, new Promise((r) => setTimeout(() => r("nothing within 8 s"), 8000))]),
+                 "test://watched-resource");
     await transport.terminateSession();
     const res = await fetch(server.url, {
       method: "POST",
