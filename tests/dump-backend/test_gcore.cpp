@@ -58,6 +58,10 @@ std::map<int64_t, std::map<std::string, uint64_t>> parse_registers(const std::st
 TEST_CASE("a gcore of a real program: memory and registers match what gdb shows", "[dump][gcore]") {
   const std::string dir = "/tmp/toolhost-gcore-" + std::to_string(::getpid());
   REQUIRE(std::system(("mkdir -p " + dir).c_str()) == 0);
+  struct remove_dir {
+    std::string path;
+    ~remove_dir() { std::system(("rm -rf " + path).c_str()); }
+  } cleanup{dir};  // also when a REQUIRE fails
   const std::string core = dir + "/core";
   const std::string addresses = dir + "/addresses";
   const std::string gdb_out = run_capture(
@@ -190,5 +194,4 @@ TEST_CASE("a gcore of a real program: memory and registers match what gdb shows"
     CHECK((message.find("truncated") != std::string::npos || message.find("ELF") != std::string::npos ||
            message.find("program header") != std::string::npos));
   }
-  std::system(("rm -rf " + dir).c_str());
 }
