@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -28,6 +29,11 @@ sim_process::sim_process(const std::vector<std::string>& extra, const std::strin
                                    "unix:" + control_socket_};
   if (listen.rfind("tcp:", 0) == 0) socket_ = "tcp:127.0.0.1:" + listen.substr(4);
   args.insert(args.end(), extra.begin(), extra.end());
+  // KD_SIM_ARGS adds simulator options to every run, e.g. heavier faults for a stress run.
+  if (const char* more = std::getenv("KD_SIM_ARGS"); more != nullptr) {
+    std::istringstream words(more);
+    for (std::string w; words >> w;) args.push_back(w);
+  }
   pid_ = ::fork();
   if (pid_ == 0) {
     ::dup2(out[1], 1);
