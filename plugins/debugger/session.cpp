@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include <toolhost/sdk/json.hpp>
 
@@ -401,7 +402,11 @@ line_result session::run_line(std::string_view line, std::chrono::milliseconds t
 
   // A stop that arrived while nobody was asking is shown first; a resuming command in this
   // call is then refused once so that the stop is seen before it is continued past.
-  if (running()) {
+  if (has_parked_) {
+    out_ = std::exchange(parked_, {});
+    has_parked_ = false;
+    refuse_resume_once_ = true;
+  } else if (running()) {
     for (;;) {
       auto stop = target_->wait_stop(std::chrono::milliseconds(0));
       if (!stop.ok() || !*stop) break;
@@ -492,6 +497,23 @@ line_result session::run_line(std::string_view line, std::chrono::milliseconds t
   }
   cancelled_ = nullptr;
   return result;
+}
+
+void session::service() {
+  if (has_parked_ || !running()) return;
+  auto stop = target_->wait_stop(std::chrono::milliseconds(0));
+  if (!stop.ok() || !*stop) return;
+  const std::string saved = std::exchange(out_, {});
+  auto accepted = accept_stop(**stop);
+  if (!accepted.ok()) {
+    out_ += std::string(accepted.status().message()) + "\n";
+    accepted = true;
+  }
+  if (*accepted) {
+    parked_ = std::move(out_);
+    has_parked_ = true;
+  }
+  out_ = saved;
 }
 
 std::string session::attach_text() {

@@ -66,6 +66,9 @@ class session final : public expression_context {
   // `cancelled` is polled while waiting.
   line_result run_line(std::string_view line, std::chrono::milliseconds timeout,
                        const std::function<bool()>& cancelled);
+  // Between calls: collects a stop if one arrived, resumes it when it does not count, else
+  // keeps its rendering for the next call. Called with the session's lock held.
+  void service();
   // What `open` reports: backend, processors and the state at attach.
   std::string open_summary_json() const;
   std::string attach_text();
@@ -162,6 +165,8 @@ class session final : public expression_context {
   clock::time_point deadline_{};
   const std::function<bool()>* cancelled_ = nullptr;
   bool refuse_resume_once_ = false;
+  std::string parked_;  // a stop collected between calls, rendered, not yet shown
+  bool has_parked_ = false;
 };
 
 }  // namespace toolhost::debugger

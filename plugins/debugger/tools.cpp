@@ -29,11 +29,28 @@ std::string no_target_text() {
 }  // namespace
 
 debugger_tools::debugger_tools(factory_lookup lookup, launch_settings launch)
-    : lookup_(std::move(lookup)), launch_(std::move(launch)) {}
+    : lookup_(std::move(lookup)), launch_(std::move(launch)), service_([this] { service_loop(); }) {}
 
 debugger_tools::~debugger_tools() {
+  {
+    std::lock_guard lock(service_mutex_);
+    stopping_ = true;
+  }
+  service_wake_.notify_all();
+  service_.join();
   std::lock_guard lock(mutex_);
   session_.reset();
+}
+
+void debugger_tools::service_loop() {
+  std::unique_lock wait_lock(service_mutex_);
+  while (!stopping_) {
+    service_wake_.wait_for(wait_lock, std::chrono::milliseconds(20));
+    if (stopping_) break;
+    // A call in progress owns the session; try again at the next tick.
+    std::unique_lock lock(mutex_, std::try_to_lock);
+    if (lock.owns_lock() && session_) session_->service();
+  }
 }
 
 absl::StatusOr<std::string> debugger_tools::attach(const std::string& backend, const std::string& connect,

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include <toolhost/debug_target.h>
 #include <toolhost/sdk/result.hpp>
@@ -41,12 +43,21 @@ class debugger_tools {
   // Opens under the lock; the text to show and whether it worked.
   absl::StatusOr<std::string> attach(const std::string& backend, const std::string& connect, const std::string& key);
 
+  // Between calls a background tick collects stops: hits that do not count (a false condition,
+  // passes left) are resumed at once so the target is never left frozen; others are kept for
+  // the next call to show.
+  void service_loop();
+
   factory_lookup lookup_;
   launch_settings launch_;
   std::mutex mutex_;
   std::unique_ptr<session> session_;
   std::string backend_, connect_;
   output_store store_;
+  std::mutex service_mutex_;
+  std::condition_variable service_wake_;
+  bool stopping_ = false;
+  std::thread service_;
 };
 
 // The server instructions: how the tools behave and what to do without a target.

@@ -202,6 +202,15 @@ TEST_CASE("run-control rules: parked stops, halted-only waits, empty lines", "[d
     CHECK(not_run.text.find("'k' was not run") != std::string::npos);
     CHECK(trailer(not_run) == "[target running]");
   }
+  SECTION("a hit that does not count is resumed between calls, so the target is never left frozen") {
+    REQUIRE(run(*tools, "bp " + kExe + "!report if rax == 12345").text.find("redefined") != std::string::npos);
+    REQUIRE(trailer(run(*tools, "g", 50)) == "[target running]");
+    // Nobody calls while the program reaches report(); it still prints and exits.
+    CHECK(server.wait_for_output("message=hello, world", 10000));
+    auto next = run(*tools, "");
+    CHECK(next.text.find("The target exited") == 0);
+    CHECK(trailer(next) == "[target exited]");
+  }
   SECTION("an empty line only waits") {
     REQUIRE(trailer(run(*tools, "g", 50)) == "[target running]");
     auto waited = run(*tools, "", 10000);
