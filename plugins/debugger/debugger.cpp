@@ -3,7 +3,7 @@
 #include <memory>
 #include <string>
 
-#include "sdk_compat.hpp"
+#include <toolhost/sdk/sdk.hpp>
 #include "tools.hpp"
 
 namespace {

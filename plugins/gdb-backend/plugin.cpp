@@ -1,6 +1,6 @@
 // The gdb-backend plugin: registers the "gdb" debug-target transport for the debugger plugin.
 #include <toolhost/debug_target.h>
-#include "sdk_compat.hpp"
+#include <toolhost/sdk/sdk.hpp>
 
 #include "target_adapter.hpp"
 
