@@ -170,6 +170,7 @@ TEST_CASE("the kd scenario over KDNET with 10% loss and 5% corruption") {
   // What the simulator corrupted on its way out the backend refused.
   CHECK(s.wire->stats().rejected_unauthenticated > 0);
   CHECK(s.target->stats().retransmits > 0);
+  CHECK(s.target->stats().bad_packets >= s.wire->stats().rejected_unauthenticated);
 }
 
 TEST_CASE("a rebooted KDNET target is renegotiated and reported") {

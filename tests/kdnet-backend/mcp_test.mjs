@@ -100,6 +100,14 @@ try {
   assert.match(printed, /\[dbgprint\] kdnet-sim: tick/, printed);
   assert.equal((await simStats()).breakpoints, 1);
 
+  // What the simulator corrupted was refused and counted: .kdstats shows it.
+  const kdstats = await command('.kdstats');
+  assert.ok(!kdstats.error, kdstats.text);
+  const badPackets = Number((kdstats.text.match(/bad_packets\D+(\d+)/) || [])[1]);
+  assert.ok(badPackets > 0, kdstats.text);
+  const retransmits = Number((kdstats.text.match(/retransmits\D+(\d+)/) || [])[1]);
+  assert.ok(retransmits > 0, kdstats.text);
+
   // A reboot while running is detected, reported, and the session goes on with the new boot.
   const again = await command('g', 500);
   assert.match(again.text, /\[target running\]/, again.text);

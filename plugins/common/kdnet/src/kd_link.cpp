@@ -35,8 +35,15 @@ void kd_link::count(uint64_t kd::link_stats::*field) {
 }
 
 kd::link_stats kd_link::stats() const {
-  std::lock_guard lock(stats_mutex_);
-  return stats_;
+  kd::link_stats s;
+  {
+    std::lock_guard lock(stats_mutex_);
+    s = stats_;
+  }
+  // Datagrams the endpoint refused (failed authentication, not KDNET) are this wire's bad packets.
+  const endpoint_stats w = wire_->stats();
+  s.bad_packets += w.rejected_unauthenticated + w.rejected_malformed;
+  return s;
 }
 
 std::string kd_link::describe() const { return "kdnet udp " + wire_->local_address(); }

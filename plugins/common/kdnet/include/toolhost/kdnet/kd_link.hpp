@@ -35,6 +35,7 @@ class kd_link final : public toolhost::kd::link {
   absl::Status break_in() override;
   absl::Status reset() override;
   void shutdown() override;
+  // bad_packets also counts the datagrams the endpoint refused (authentication, not KDNET).
   toolhost::kd::link_stats stats() const override;
   std::string describe() const override;
 
