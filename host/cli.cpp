@@ -26,6 +26,12 @@ Options:
                      TOOLHOST_PLUGIN_PATH (colon-separated) adds folders the same way
   --server NAME      the server to serve (default: the config's default_server); with `plugins`,
                      list only that server's plugins
+  --set PLUGIN.KEY=VALUE
+                     override one setting of a plugin ([servers.NAME.settings.PLUGIN] KEY), for
+                     this run only; VALUE is read as JSON when it parses, else as a string
+  --backend B, --connect C, --kdnet-key K
+                     ntoseye's launch flags: attach the debugger at the first call (shorthands for
+                     --set debugger.backend=B, debugger.connect=C, debugger.key=K)
   --log-level LEVEL  debug, info, warning or error: what toolhost writes to stderr (default info)
   --http HOST:PORT   serve MCP Streamable HTTP instead of stdio: the --server at /mcp, or without
                      --server every enabled server at /NAME/mcp (port 0 picks a free port)
@@ -87,6 +93,21 @@ absl::StatusOr<options> parse(int argc, char** argv) {
       auto v = take();
       if (!v.ok()) return v.status();
       o.server = *v;
+    } else if (flag == "--set") {
+      auto v = take();
+      if (!v.ok()) return v.status();
+      const auto dot = v->find('.');
+      const auto eq = v->find('=');
+      if (dot == std::string::npos || eq == std::string::npos || dot > eq || dot == 0 || eq == dot + 1) {
+        return absl::InvalidArgumentError(
+            cat("--set takes PLUGIN.KEY=VALUE, like --set debugger.backend=gdb; got '", *v, "'"));
+      }
+      o.settings.push_back(*v);
+    } else if (flag == "--backend" || flag == "--connect" || flag == "--kdnet-key") {
+      auto v = take();
+      if (!v.ok()) return v.status();
+      const char* key = flag == "--backend" ? "backend" : flag == "--connect" ? "connect" : "key";
+      o.settings.push_back(cat("debugger.", key, "=", *v));
     } else if (flag == "--http") {
       auto v = take();
       if (!v.ok()) return v.status();

@@ -20,6 +20,9 @@ struct options {
   std::string http;                       // --http HOST:PORT: serve Streamable HTTP instead of stdio
   bool unsafe_http = false;               // --unsafe-http: allow a non-loopback --http address
   std::optional<std::string> token;       // --token TOKEN: bearer token HTTP clients must send
+  // --set PLUGIN.KEY=VALUE (repeatable): overrides one plugin setting of the served servers.
+  // --backend/--connect/--kdnet-key are ntoseye's launch flags, shorthands for debugger.* settings.
+  std::vector<std::string> settings;
 };
 
 absl::StatusOr<options> parse(int argc, char** argv);

@@ -49,6 +49,12 @@ std::optional<config::config> load_config(const cli::options& o) {
   }
   dirs.insert(dirs.end(), cfg->plugin_dirs.begin(), cfg->plugin_dirs.end());
   cfg->plugin_dirs = std::move(dirs);
+  for (const std::string& spec : o.settings) {
+    if (absl::Status s = config::override_setting(*cfg, spec); !s.ok()) {
+      std::cerr << "toolhost: " << s.message() << "\n";
+      return std::nullopt;
+    }
+  }
   return *std::move(cfg);
 }
 

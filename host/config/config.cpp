@@ -1,6 +1,7 @@
 #include "host/config/config.hpp"
 
 #include <toolhost/sdk/strings.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -252,6 +253,40 @@ absl::StatusOr<config> parse(std::string_view text, const std::string& source, c
                    cat("no [servers.", out.default_server, "] table declares this server"));
   }
   return out;
+}
+
+absl::Status override_setting(config& cfg, std::string_view spec) {
+  const size_t dot = spec.find('.');
+  const size_t eq = spec.find('=');
+  if (dot == std::string_view::npos || eq == std::string_view::npos || dot > eq) {
+    return absl::InvalidArgumentError(cat("a setting override is PLUGIN.KEY=VALUE, not '", spec, "'"));
+  }
+  const std::string plugin(spec.substr(0, dot));
+  const std::string key(spec.substr(dot + 1, eq - dot - 1));
+  const std::string text(spec.substr(eq + 1));
+  bool applied = false;
+  for (server& s : cfg.servers) {
+    if (std::find(s.plugins.begin(), s.plugins.end(), plugin) == s.plugins.end()) continue;
+    auto it = s.settings.find(plugin);
+    auto doc = sdk::parse_json(it != s.settings.end() ? it->second : "{}");
+    if (!doc || !doc->IsObject()) doc.emplace().SetObject();
+    auto& alloc = doc->GetAllocator();
+    rapidjson::Value value;
+    if (auto parsed = sdk::parse_json(text); parsed && !parsed->IsObject()) {
+      value.CopyFrom(*parsed, alloc);
+    } else {
+      value.SetString(text.data(), static_cast<rapidjson::SizeType>(text.size()), alloc);
+    }
+    doc->RemoveMember(key.c_str());
+    doc->AddMember(rapidjson::Value(key.c_str(), alloc), value, alloc);
+    s.settings[plugin] = sdk::to_json(*doc);
+    applied = true;
+  }
+  if (!applied) {
+    return absl::InvalidArgumentError(cat("no server in the config serves plugin '", plugin, "', so '", spec,
+                                          "' would change nothing"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<config> load(const std::string& path, const std::string& exe_dir) {

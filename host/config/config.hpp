@@ -60,6 +60,10 @@ struct config {
 // Parses TOML text. `source` names it in errors; `exe_dir` replaces "{exe}" in plugin_dirs.
 absl::StatusOr<config> parse(std::string_view text, const std::string& source, const std::string& exe_dir);
 
+// Applies "PLUGIN.KEY=VALUE" to the settings of PLUGIN in every server that serves it. VALUE is
+// taken as JSON when it parses as JSON (numbers, true/false, arrays), else as a string.
+absl::Status override_setting(config& cfg, std::string_view spec);
+
 // Reads and parses a file.
 absl::StatusOr<config> load(const std::string& path, const std::string& exe_dir);
 

@@ -76,3 +76,27 @@ TEST_CASE("a missing configuration file is a clear error", "[config]") {
   REQUIRE_FALSE(c.ok());
   CHECK(std::string(c.status().message()).find("/nonexistent/toolhost.toml: cannot read the configuration file") == 0);
 }
+
+TEST_CASE("--set overrides one plugin setting in every server that serves the plugin", "[config]") {
+  auto c = parse(R"(
+[servers.ntoseye]
+plugins = ["debugger", "gdb-backend"]
+[servers.ntoseye.settings.debugger]
+backend = "kd"
+keep = 1
+[servers.other]
+plugins = ["example"]
+)",
+                 "t.toml", "/");
+  REQUIRE(c.ok());
+  REQUIRE(toolhost::config::override_setting(*c, "debugger.backend=gdb").ok());
+  REQUIRE(toolhost::config::override_setting(*c, "debugger.connect=127.0.0.1:1234").ok());
+  REQUIRE(toolhost::config::override_setting(*c, "gdb-backend.timeout_ms=500").ok());
+  CHECK(c->find_server("ntoseye")->settings.at("debugger") ==
+        R"({"keep":1,"backend":"gdb","connect":"127.0.0.1:1234"})");
+  CHECK(c->find_server("ntoseye")->settings.at("gdb-backend") == R"({"timeout_ms":500})");
+  CHECK(c->find_server("other")->settings.count("debugger") == 0);
+  auto s = toolhost::config::override_setting(*c, "nobody.x=1");
+  CHECK(std::string(s.message()) == "no server in the config serves plugin 'nobody', so 'nobody.x=1' would change nothing");
+  CHECK_FALSE(toolhost::config::override_setting(*c, "no-dot=1").ok());
+}
