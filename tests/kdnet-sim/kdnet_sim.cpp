@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -320,7 +321,7 @@ struct simulator::state {
     w16(p, 6, payload.size());
     w32(p, 8, id);
     w32(p, 12, leader == kLeaderData ? sum : 0);
-    std::memcpy(p.data() + 16, payload.data(), payload.size());
+    std::copy(payload.begin(), payload.end(), p.begin() + 16);
     return p;
   }
   void send_kd(const bytes& kd) { transmit(seal(keys, kChanData, my_seq++, kd)); }
@@ -498,7 +499,7 @@ struct simulator::state {
           break;
         }
         set_context_staging.resize(total);
-        std::memcpy(&set_context_staging[offset], data.data(), count);
+        std::copy_n(data.begin(), count, set_context_staging.begin() + offset);
         if (offset + count == total) {
           std::memcpy(ctx.data(), set_context_staging.data(), total);
           set_context_staging.clear();
@@ -516,7 +517,7 @@ struct simulator::state {
         if (api == 0x3137) {
           out.assign(kspecial.begin(), kspecial.begin() + n);
         } else {
-          std::memcpy(kspecial.data(), data.data(), std::min(n, data.size()));
+          std::copy_n(data.begin(), std::min(n, data.size()), kspecial.begin());
         }
         w32(reply, u + 12, n);
         break;
