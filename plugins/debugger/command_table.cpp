@@ -75,6 +75,12 @@ const std::vector<command_spec>& command_table() {
        &session::cmd_backend},
       {{".kdstats"}, ".kdstats", "the debug link's packet counters (kd, kdnet)", "", run_kind::any,
        &session::cmd_backend},
+      {{".dump"}, ".dump /f <file>", "write a full (type 1) Windows crash dump of the target's physical memory",
+       "RAM comes from the backend's ram hint, else every readable 2 MiB below 4 GiB; unreadable pages are "
+       "saved as zeros and counted. Like the memory commands it reads live when memory comes from the host (the "
+       "memory backend); halt the target first for a consistent dump. The dump backend opens the file again: "
+       "open {backend:\"dump\", connect:FILE}.",
+       run_kind::any, &session::cmd_dump},
       {{"help", ".help"}, "help | .help <command>", "list commands, or show one in full", "", run_kind::any,
        &session::cmd_help},
   };

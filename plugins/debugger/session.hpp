@@ -102,6 +102,7 @@ class session final : public expression_context {
   absl::Status cmd_threads(const std::string& name, std::string_view args);
   absl::Status cmd_help(const std::string& name, std::string_view args);
   absl::Status cmd_backend(const std::string& name, std::string_view args);
+  absl::Status cmd_dump(const std::string& name, std::string_view args);
 
  private:
   struct frame {

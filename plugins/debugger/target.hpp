@@ -72,6 +72,9 @@ class target {
   absl::Status select_thread(int64_t id);
   std::vector<module_info> modules();
   std::string read_output();
+  // The backend's own session, for code that drives it whole (.dump /f). Owned by this object.
+  toolhost_debug_target_t* raw() const { return raw_; }
+
   // A backend-specific operation (debug_target.h `extension`): its JSON result.
   absl::StatusOr<std::string> extension(std::string_view operation, std::string_view args_json);
 

@@ -140,7 +140,20 @@ test("a live QEMU guest through the memory backend: !db agrees with the gdbstub"
   assert.equal(ourBytes, gdbBytes, ours.text + "\n" + live.stdout);
   const g = await cmd(client, "g");
   assert.equal(g.error, true);
+
+  // .dump /f writes a full Windows dump of the guest's RAM; the dump backend reads it back.
+  const dumpFile = join(dir, "live.dmp");
+  const dumped = await cmd(client, `.dump /f ${dumpFile}`);
+  assert.equal(dumped.error, false, dumped.text);
+  assert.match(dumped.text, /Dump written to .*live\.dmp: \d+ pages \(\d+ bytes\)/);
   await client.close();
+  const offline = await connect();
+  const reopened = await offline.callTool({ name: "open", arguments: { backend: "dump", connect: dumpFile } });
+  assert.equal(reopened.isError, undefined, JSON.stringify(reopened));
+  const back = await cmd(offline, "!db 800000 L10");
+  assert.equal(back.error, false, back.text);
+  assert.match(back.text, /54 4f 4f 4c 48 4f 53 54-2d 31 47 2d 50 41 47 45/); // "TOOLHOST-1G-PAGE"
+  await offline.close();
 });
 
 // A free TCP port on the loopback interface.
