@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <ctime>
 
-#include "sdk_compat.hpp"  // <toolhost/sdk/sdk.hpp>
+#include <toolhost/sdk/sdk.hpp>
 #include "bridge_view.hpp"
 #include "profile_metrics.hpp"
 #include "profile_report.hpp"
