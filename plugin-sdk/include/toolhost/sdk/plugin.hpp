@@ -515,7 +515,7 @@ inline void deinit_trampoline(void* instance) noexcept {
 #define TOOLHOST_PLUGIN(ID, VERSION, DESCRIPTION, INIT)                                      \
   extern "C" {                                                                               \
   TOOLHOST_EXPORT extern const toolhost_plugin_entry_t toolhost_plugin_entry;                \
-  TOOLHOST_EXPORT const toolhost_plugin_entry_t toolhost_plugin_entry = {                    \
+  const toolhost_plugin_entry_t toolhost_plugin_entry = {                                    \
       TOOLHOST_ABI_MAJOR,                                                                    \
       TOOLHOST_ABI_MINOR,                                                                    \
       sizeof(toolhost_plugin_entry_t),                                                       \
