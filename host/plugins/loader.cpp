@@ -122,6 +122,7 @@ library* loader::find_loaded(std::string_view id) {
 }
 
 void loader::load_all() {
+  std::lock_guard lock(mutex_);
   if (scanned_) return;
   scanned_ = true;
   for (const auto& dir : dirs_) {
@@ -140,6 +141,7 @@ void loader::load_all() {
 }
 
 library* loader::find(std::string_view id) {
+  std::lock_guard lock(mutex_);
   if (library* l = find_loaded(id)) return l;
   for (const auto& dir : dirs_) {
     fs::path p = fs::path(dir) / cat(id, ".so");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,11 +48,12 @@ class loader {
   loader(const loader&) = delete;
   loader& operator=(const loader&) = delete;
 
-  // Opens every *.so in every folder (folders in order, files sorted by name).
+  // Opens every *.so in every folder (folders in order, files sorted by name). [any-thread]
   void load_all();
 
   // The loaded library with this plugin id, opening <dir>/<id>.so first and scanning the folders
-  // only when that file does not exist. nullptr when no folder has it.
+  // only when that file does not exist. nullptr when no folder has it. [any-thread]: servers
+  // load their plugins concurrently, and two of them may serve the same plugin.
   library* find(std::string_view id);
 
   const std::vector<std::unique_ptr<library>>& libraries() const { return libraries_; }
@@ -62,6 +64,7 @@ class loader {
   library* find_loaded(std::string_view id);
 
   std::vector<std::string> dirs_;
+  std::recursive_mutex mutex_;  // guards libraries_ and scanned_; find() opens and scans under it
   std::vector<std::unique_ptr<library>> libraries_;
   bool scanned_ = false;
 };

@@ -77,7 +77,7 @@ TEST_CASE("a missing configuration file is a clear error", "[config]") {
   CHECK(std::string(c.status().message()).find("/nonexistent/toolhost.toml: cannot read the configuration file") == 0);
 }
 
-TEST_CASE("--set overrides one plugin setting in every server that serves the plugin", "[config]") {
+TEST_CASE("a setting override (--set) changes one plugin setting in every server that serves the plugin", "[config]") {
   auto c = parse(R"(
 [servers.ntoseye]
 plugins = ["debugger", "gdb-backend"]
