@@ -33,7 +33,9 @@ bool worker_pool::submit(std::function<void()> task) {
   }
   queue_.push_back(std::move(task));
   queued_.store(queue_.size(), std::memory_order_release);
-  wake_.notify_one();
+  // A lingering worker takes the task without being woken; waking a sleeping one as well would
+  // only cost a context switch (it finds the queue empty) on the core the call needs.
+  if (queue_.size() > lingering_) wake_.notify_one();
   return true;
 }
 
@@ -43,12 +45,14 @@ void worker_pool::run() {
   while (true) {
     ++waiting_;
     if (just_ran && queue_.empty() && !stopping_) {
+      ++lingering_;
       lock.unlock();
       const auto until = std::chrono::steady_clock::now() + kLinger;
       while (queued_.load(std::memory_order_acquire) == 0 && std::chrono::steady_clock::now() < until) {
         std::this_thread::yield();
       }
       lock.lock();
+      --lingering_;  // from here on the queue is checked under the lock before sleeping
     }
     just_ran = false;
     const bool got = wake_.wait_for(lock, std::chrono::seconds(30), [this] { return stopping_ || !queue_.empty(); });

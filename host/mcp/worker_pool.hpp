@@ -38,7 +38,8 @@ class worker_pool {
   size_t min_idle_;
   size_t max_threads_;
   size_t threads_ = 0;
-  size_t waiting_ = 0;
+  size_t waiting_ = 0;    // free: lingering or asleep
+  size_t lingering_ = 0;  // free and watching queued_ without the lock
   size_t running_ = 0;
   bool stopping_ = false;
 };
