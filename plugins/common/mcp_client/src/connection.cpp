@@ -19,6 +19,10 @@ std::optional<std::string> jsonrpc_error(const absl::Status& status) {
 
 namespace {
 
+// A requester that could not read for itself (another one was) waits this long before it tries
+// again, unless its answer comes first.
+constexpr auto kRetryReading = std::chrono::milliseconds(10);
+
 absl::Status upstream_error(const message& m) {
   absl::Status s = absl::UnknownError("the upstream answered with error " + std::to_string(m.error_code) +
                                       ": " + m.error_message);
@@ -77,10 +81,26 @@ absl::StatusOr<std::string> connection::request(std::string_view method, std::st
 
   std::optional<absl::StatusOr<std::string>> answer;
   bool timed_out = false;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   {
     std::unique_lock lock(mutex_);
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
     auto ready = [&] { return pending_[id].has_value(); };
+    // Read the answer off the wire on this thread when the transport lets us (it may be another
+    // requester's turn: look again shortly). A cancellation, a closed wire or an answer another
+    // thread read ends that, and the wait below finishes up.
+    for (bool reading = true; reading && !ready() && std::chrono::steady_clock::now() < deadline;) {
+      lock.unlock();
+      reading = wire_->supports_read_until();
+      const bool read = reading && wire_->read_until(
+                                       [&] {
+                                         std::lock_guard inner(mutex_);
+                                         return pending_[id].has_value();
+                                       },
+                                       deadline);
+      lock.lock();
+      if (read) break;
+      if (reading) answered_.wait_for(lock, kRetryReading, ready);
+    }
     if (!answered_.wait_until(lock, deadline, ready)) {
       timed_out = true;
     } else {

@@ -1,5 +1,6 @@
 #include <toolhost/mcp_client/stdio_transport.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -8,8 +9,10 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <spawn.h>
+#include <sys/eventfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +24,13 @@ namespace toolhost::mcp_client {
 namespace {
 
 constexpr size_t kTailBytes = 2000;
+// How often a requester reading for itself looks at `done` (a cancellation, an answer another
+// requester's read delivered).
+constexpr int kDonePollMs = 10;
+// How long the reader thread leaves the role to requesters after one last read: while calls
+// follow each other, they read for themselves and the reader thread sleeps. A notification that
+// arrives between calls waits at most this long.
+constexpr auto kReaderPause = std::chrono::milliseconds(20);
 
 std::string errno_text(int err) { return std::strerror(err); }
 
@@ -150,6 +160,7 @@ absl::Status stdio_transport::start(transport_events events) {
   stdin_fd_ = in_pipe[1];
   stdout_fd_ = out_pipe[0];
   stderr_fd_ = err_pipe[0];
+  kick_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   stderr_thread_ = std::thread([this] { read_stderr(); });
   stdout_thread_ = std::thread([this] { read_stdout(); });
   return absl::OkStatus();
@@ -166,23 +177,85 @@ absl::Status stdio_transport::send(std::string_view json) {
   return absl::OkStatus();
 }
 
+bool stdio_transport::read_available() {
+  {
+    std::lock_guard lock(state_mutex_);
+    if (!broken_.empty()) return false;
+  }
+  ssize_t n = 0;
+  do {
+    n = ::read(stdout_fd_, read_buffer_.data(), read_buffer_.size());
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) {
+    output_ended_ = true;
+    return false;
+  }
+  absl::Status s = splitter_.feed(std::string_view(read_buffer_.data(), static_cast<size_t>(n)),
+                                  [this](std::string_view line) { events_.on_message(line); });
+  if (s.ok()) return true;
+  {
+    std::lock_guard lock(state_mutex_);
+    broken_ = std::string(s.message());
+  }
+  output_ended_ = true;
+  ::kill(-pid_, SIGKILL);  // it broke the framing; there is no way to resynchronise
+  return false;
+}
+
+void stdio_transport::kick_reader() {
+  const uint64_t one = 1;
+  if (kick_fd_ >= 0) (void)!::write(kick_fd_, &one, sizeof one);
+}
+
+bool stdio_transport::read_until(const std::function<bool()>& done, std::chrono::steady_clock::time_point deadline) {
+  if (kick_fd_ < 0 || closing_ || output_ended_) return false;
+  bool expected = false;
+  if (!requester_reading_.compare_exchange_strong(expected, true)) return false;
+  kick_reader();
+  {
+    std::lock_guard reading(read_mutex_);
+    while (!output_ended_ && !done()) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) break;
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
+      pollfd p{stdout_fd_, POLLIN, 0};
+      const int ready = ::poll(&p, 1, static_cast<int>(std::clamp<long long>(left, 1, kDonePollMs)));
+      if (ready < 0 && errno != EINTR) break;
+      if (ready > 0 && !read_available()) break;  // the reader thread reports the end
+    }
+    last_requester_read_ = std::chrono::steady_clock::now();
+  }
+  // The reader thread is not woken: it looks again within kReaderPause, and meanwhile a waiting
+  // requester takes the role (connection::request retries), so a busy proxy does not wake it
+  // twice per request.
+  requester_reading_ = false;
+  return true;
+}
+
 void stdio_transport::read_stdout() {
-  line_splitter splitter;
-  std::string why;
-  std::vector<char> buffer(1 << 16);
   for (;;) {
-    const ssize_t n = ::read(stdout_fd_, buffer.data(), buffer.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    absl::Status s = splitter.feed(std::string_view(buffer.data(), static_cast<size_t>(n)),
-                                   [this](std::string_view line) { events_.on_message(line); });
-    if (!s.ok()) {
-      why = std::string(s.message());
+    if (requester_reading_ || std::chrono::steady_clock::now() - last_requester_read_.load() < kReaderPause) {
+      std::this_thread::sleep_for(kReaderPause);
+      continue;
+    }
+    std::lock_guard reading(read_mutex_);
+    if (requester_reading_) continue;  // one took the role meanwhile; wait it out
+    pollfd fds[2] = {{stdout_fd_, POLLIN, 0}, {kick_fd_, POLLIN, 0}};
+    const int ready = ::poll(fds, kick_fd_ >= 0 ? 2 : 1, -1);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
       break;
     }
+    if (kick_fd_ >= 0 && fds[1].revents != 0) {
+      uint64_t count = 0;
+      (void)!::read(kick_fd_, &count, sizeof count);
+    }
+    if (fds[0].revents != 0 && !read_available()) break;
   }
-  if (!why.empty()) {
-    ::kill(-pid_, SIGKILL);  // it broke the framing; there is no way to resynchronise
+  std::string why;
+  {
+    std::lock_guard lock(state_mutex_);
+    why = broken_;
   }
   // Output closed: the process is gone or about to be. Give it a moment to be reaped so the
   // message can say how it ended.
@@ -285,7 +358,7 @@ void stdio_transport::close() {
       t->join();
     }
   }
-  for (int* fd : {&stdout_fd_, &stderr_fd_}) {
+  for (int* fd : {&stdout_fd_, &stderr_fd_, &kick_fd_}) {
     if (*fd >= 0) ::close(*fd);
     *fd = -1;
   }
