@@ -6,9 +6,11 @@
 namespace {
 
 // After a task, a worker keeps looking at the queue this long (yielding the CPU to anyone who
-// wants it) before it sleeps: a client's next request usually follows the answer within
-// microseconds, and waking a sleeping thread costs more than the whole call (bench/mcp).
-constexpr auto kLinger = std::chrono::microseconds(50);
+// wants it) before it sleeps: a client's next request usually follows the answer within tens of
+// microseconds (a Node client takes ~150), and waking a sleeping thread costs more than the
+// whole call, 35-60 us where an idle virtual CPU has to be woken too (bench/mcp,
+// bench/rea-filter). At most this much CPU per task is spent on it.
+constexpr auto kLinger = std::chrono::microseconds(200);
 
 }  // namespace
 

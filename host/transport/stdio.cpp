@@ -23,7 +23,7 @@ namespace {
 // One message line may be at most this long; a longer one is answered with a parse error and
 // skipped up to its newline, so a runaway writer cannot exhaust memory.
 constexpr size_t kMaxLine = 64u << 20;
-constexpr auto kLinger = std::chrono::microseconds(50);
+constexpr auto kLinger = std::chrono::microseconds(200);
 
 bool write_all(int fd, const char* data, size_t size) {
   while (size > 0) {
@@ -74,7 +74,8 @@ int serve_stdio(mcp::server& srv, int protocol_fd, const std::function<bool()>& 
     pollfd p{STDIN_FILENO, POLLIN, 0};
     int ready = ::poll(&p, 1, 0);
     // Linger briefly before sleeping: a client's next message usually follows our answer within
-    // microseconds, and waking a sleeping thread costs more than handling it (bench/mcp).
+    // tens of microseconds, and waking a sleeping thread costs more than handling it (see the
+    // worker pool's kLinger, which this matches).
     for (const auto until = std::chrono::steady_clock::now() + kLinger;
          ready == 0 && std::chrono::steady_clock::now() < until;) {
       std::this_thread::yield();
