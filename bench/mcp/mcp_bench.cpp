@@ -24,6 +24,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -186,41 +187,76 @@ struct stdio_numbers {
   long rss_kb = 0;
 };
 
-stdio_numbers bench_stdio(const std::vector<std::string>& argv, int starts, int calls) {
-  stdio_numbers out;
-  std::vector<double> inits;
-  for (int s = 0; s < starts; ++s) {
-    const auto t0 = clock_type::now();
-    process p = spawn(argv, {}, true);
-    line_reader reader(p.from_child);
-    write_line(p.to_child, kInitialize);
-    await_answer(reader, 0, "initialize");
-    inits.push_back(ms_since(t0));
-    if (s + 1 < starts) {
-      terminate(p);
-      continue;
-    }
-    write_line(p.to_child, kInitialized);
-    std::vector<double> lat;
-    lat.reserve(static_cast<size_t>(calls));
-    const int warmup = std::min(200, calls / 10);
-    for (int i = 1; i <= warmup + calls; ++i) {
-      const auto t = clock_type::now();
-      write_line(p.to_child, echo_call(i));
-      const std::string line = await_answer(reader, i, "tools/call");
-      const double us = ms_since(t) * 1000;
-      if (line.find(kExpected) == std::string::npos) fail("unexpected echo answer: " + line.substr(0, 300));
-      if (i > warmup) lat.push_back(us);
-    }
-    std::sort(lat.begin(), lat.end());
-    out.p50_us = lat[lat.size() / 2];
-    out.p99_us = lat[std::min(lat.size() - 1, lat.size() * 99 / 100)];
-    out.rss_kb = peak_rss_kb(p.pid);
-    terminate(p);
+// One server spawned cold and initialized over stdio.
+struct stdio_server {
+  process p;
+  std::unique_ptr<line_reader> reader;
+  long next_id = 1;
+};
+
+// Spawns `argv`, sends initialize and returns when the reply came, with the time that took.
+stdio_server cold_start(const std::vector<std::string>& argv, double* init_ms) {
+  const auto t0 = clock_type::now();
+  stdio_server s;
+  s.p = spawn(argv, {}, true);
+  s.reader = std::make_unique<line_reader>(s.p.from_child);
+  write_line(s.p.to_child, kInitialize);
+  await_answer(*s.reader, 0, "initialize");
+  *init_ms = ms_since(t0);
+  return s;
+}
+
+// `count` sequential echo calls; appends each round trip in microseconds to `out`.
+void echo_calls(stdio_server& s, int count, std::vector<double>* out) {
+  for (int i = 0; i < count; ++i) {
+    const long id = s.next_id++;
+    const auto t = clock_type::now();
+    write_line(s.p.to_child, echo_call(id));
+    const std::string line = await_answer(*s.reader, id, "tools/call");
+    const double us = ms_since(t) * 1000;
+    if (line.find(kExpected) == std::string::npos) fail("unexpected echo answer: " + line.substr(0, 300));
+    if (out != nullptr) out->push_back(us);
   }
-  std::sort(inits.begin(), inits.end());
-  out.init_ms = inits[inits.size() / 2];
-  return out;
+}
+
+double percentile(std::vector<double> xs, int p) {
+  std::sort(xs.begin(), xs.end());
+  return xs[std::min(xs.size() - 1, xs.size() * static_cast<size_t>(p) / 100)];
+}
+
+// Cold starts alternate between the two servers, so that a machine that speeds up or slows
+// down during the run (a shared or virtual one does) weighs on both alike. Then each server in
+// turn, alone on the machine, answers `calls` sequential echo calls after a warm-up.
+std::pair<stdio_numbers, stdio_numbers> bench_stdio(const std::vector<std::string>& ours,
+                                                    const std::vector<std::string>& theirs, int starts, int calls) {
+  std::vector<double> init_ours, init_theirs;
+  for (int s = 0; s < starts; ++s) {
+    for (auto [argv, inits] : {std::pair{&ours, &init_ours}, std::pair{&theirs, &init_theirs}}) {
+      double ms = 0;
+      stdio_server server = cold_start(*argv, &ms);
+      inits->push_back(ms);
+      terminate(server.p);
+    }
+  }
+  auto measure = [&](const std::vector<std::string>& argv, std::vector<double> inits) {
+    double ms = 0;
+    stdio_server server = cold_start(argv, &ms);
+    write_line(server.p.to_child, kInitialized);
+    echo_calls(server, std::min(200, calls / 10), nullptr);  // warm-up
+    std::vector<double> lat;
+    echo_calls(server, calls, &lat);
+    stdio_numbers out;
+    std::sort(inits.begin(), inits.end());
+    out.init_ms = inits[inits.size() / 2];
+    out.p50_us = percentile(lat, 50);
+    out.p99_us = percentile(lat, 99);
+    out.rss_kb = peak_rss_kb(server.p.pid);
+    terminate(server.p);
+    return out;
+  };
+  stdio_numbers n_ours = measure(ours, init_ours);
+  stdio_numbers n_theirs = measure(theirs, init_theirs);
+  return {n_ours, n_theirs};
 }
 
 // ---- HTTP ---------------------------------------------------------------------------------
@@ -451,7 +487,7 @@ std::string fmt(const char* f, double v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::map<std::string, std::string> opt = {{"--calls", "3000"}, {"--seconds", "5"}, {"--starts", "5"}};
+  std::map<std::string, std::string> opt = {{"--calls", "3000"}, {"--seconds", "5"}, {"--starts", "9"}};
   for (int i = 1; i + 1 < argc; i += 2) opt[argv[i]] = argv[i + 1];
   for (const char* need : {"--toolhost", "--config", "--node", "--everything"}) {
     if (opt.count(need) == 0) fail(std::string("missing ") + need + " (see bench/mcp/run)");
@@ -465,12 +501,10 @@ int main(int argc, char** argv) {
                                          "--log-level", "warning"};
   const std::vector<std::string> theirs = {opt["--node"], opt["--everything"]};
 
-  std::fprintf(stderr, "mcp_bench: stdio, toolhost ...\n");
-  const stdio_numbers s_ours = bench_stdio(ours, starts, calls);
-  std::fprintf(stderr, "mcp_bench: stdio, reference ...\n");
+  std::fprintf(stderr, "mcp_bench: stdio, both servers ...\n");
   auto theirs_stdio = theirs;
   theirs_stdio.push_back("stdio");
-  const stdio_numbers s_theirs = bench_stdio(theirs_stdio, starts, calls);
+  const auto [s_ours, s_theirs] = bench_stdio(ours, theirs_stdio, starts, calls);
 
   std::fprintf(stderr, "mcp_bench: HTTP, toolhost ...\n");
   int port = free_port();
@@ -485,7 +519,7 @@ int main(int argc, char** argv) {
   const http_numbers h_theirs = bench_http(theirs_http, {{"PORT", std::to_string(port)}}, port, seconds);
 
   std::printf("\nMCP hosts, cold start each: toolhost (bench-echo plugin) vs @modelcontextprotocol/server-everything (Node)\n");
-  std::printf("echo tool; stdio: %d sequential calls after warm-up; HTTP: %.0f s per load, one session per client\n\n",
+  std::printf("echo tool; stdio: cold starts alternating, then %d sequential calls after warm-up; HTTP: %.0f s per load, one session per client\n\n",
               calls, seconds);
   std::printf("%-42s %14s %14s %9s   %s\n", "metric", "toolhost", "reference", "ratio", "goal");
   row("initialize reply after spawn (stdio, median)", fmt("%.1f ms", s_ours.init_ms), fmt("%.1f ms", s_theirs.init_ms),
