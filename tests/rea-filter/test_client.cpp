@@ -123,6 +123,42 @@ TEST_CASE("client: progress from server-everything's long-running operation come
   }
 }
 
+TEST_CASE("client: calls in flight together each get their own answer, and a long one reading for all does not hold up the short ones") {
+  client c(options(everything()), {});
+  REQUIRE(c.start().ok());
+  // The long call starts first, so it is the one reading the upstream's output for everybody.
+  std::atomic<int> progress_seen{0};
+  request_options slow;
+  slow.progress = [&](double, double, const std::string&) { ++progress_seen; };
+  auto long_call = std::async(std::launch::async, [&] {
+    return c.request("tools/call", R"({"name":"trigger-long-running-operation","arguments":{"duration":2,"steps":4}})", slow);
+  });
+  std::this_thread::sleep_for(200ms);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::future<std::string>> quick;
+  for (int i = 0; i < 8; ++i) {
+    quick.push_back(std::async(std::launch::async, [&c, i] {
+      std::string text;
+      for (int k = 0; k < 20; ++k) {
+        const std::string message = "call " + std::to_string(i) + "." + std::to_string(k);
+        auto answer = c.request("tools/call", R"({"name":"echo","arguments":{"message":")" + message + R"("}})");
+        if (!answer.ok()) return std::string(answer.status().message());
+        // No Catch2 assertion off the test's thread: compare the text here, report at the end.
+        if (answer->find("\"Echo: " + message + "\"") == std::string::npos) return "wrong answer for " + message + ": " + *answer;
+      }
+      return std::string("ok");
+    }));
+  }
+  for (auto& q : quick) CHECK(q.get() == "ok");
+  const auto quick_took = std::chrono::steady_clock::now() - t0;
+  CHECK(long_call.wait_for(0ms) == std::future_status::timeout);  // still running: they did not wait for it
+  CHECK(quick_took < 1500ms);
+  auto answer = long_call.get();
+  REQUIRE(answer.ok());
+  CHECK(text_of(*answer).find("Steps: 4") != std::string::npos);
+  CHECK(progress_seen == 4);
+}
+
 TEST_CASE("client: our own progress token replaces the caller's, other _meta passes through") {
   const std::string log = temp_log("meta");
   client c(options(probe(log)), {});
