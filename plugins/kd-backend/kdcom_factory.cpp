@@ -36,13 +36,7 @@ toolhost_debug_target_t* open(const toolhost_debug_target_factory_t*, const char
     sdk::write(error, std::string(stream.status().message()));
     return nullptr;
   }
-  auto link = std::make_unique<kd::kdcom_link>(std::move(*stream), link_options);
-  auto t = kd::target::attach(std::move(link), target_options);
-  if (!t.ok()) {
-    sdk::write(error, std::string(t.status().message()));
-    return nullptr;
-  }
-  return kd::make_debug_target(std::move(*t));
+  return kd::attach_debug_target(std::make_unique<kd::kdcom_link>(std::move(*stream), link_options), target_options, error);
 }
 
 }  // namespace

@@ -57,13 +57,7 @@ toolhost_debug_target_t* open(const toolhost_debug_target_factory_t*, const char
   // Attaching gets what is left of the timeout, but at least a few break-in rounds.
   const auto left = std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
   target_options.attach_timeout = std::max(left, milliseconds(3000));
-  auto link = std::make_unique<kdnet::kd_link>(std::move(*wire), link_options);
-  auto t = kd::target::attach(std::move(link), target_options);
-  if (!t.ok()) {
-    sdk::write(error, std::string(t.status().message()));
-    return nullptr;
-  }
-  return kd::make_debug_target(std::move(*t));
+  return kd::attach_debug_target(std::make_unique<kdnet::kd_link>(std::move(*wire), link_options), target_options, error);
 }
 
 }  // namespace

@@ -430,4 +430,14 @@ toolhost_debug_target_t* make_debug_target(std::unique_ptr<target> t) {
   return &s->abi;
 }
 
+toolhost_debug_target_t* attach_debug_target(std::unique_ptr<link> link, target_options options,
+                                             toolhost_writer_t* error) {
+  auto t = target::attach(std::move(link), std::move(options));
+  if (!t.ok()) {
+    sdk::write(error, std::string(t.status().message()));
+    return nullptr;
+  }
+  return make_debug_target(std::move(*t));
+}
+
 }  // namespace toolhost::kd
