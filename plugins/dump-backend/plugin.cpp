@@ -1,6 +1,5 @@
 // The dump-backend plugin: a debug-target transport named "dump" that opens ELF cores (gcore,
 // QEMU dump-guest-memory) and 64-bit Windows crash dumps. `connect` is the file's path.
-#include <exception>
 #include <string>
 
 #include <toolhost/debug_target.h>
@@ -18,24 +17,11 @@ void say(toolhost_writer_t* error, const std::string& text) { db::write_text(err
 
 toolhost_debug_target_t* open(const toolhost_debug_target_factory_t*, const char* connect, const char*, const char*,
                               uint32_t, toolhost_writer_t* error) noexcept {
-  try {
-    if (connect == nullptr || *connect == '\0') {
-      say(error, "The dump backend needs the dump file's path as `connect`.");
-      return nullptr;
-    }
-    absl::StatusOr<std::unique_ptr<db::snapshot>> snap = db::open_dump(connect);
-    if (!snap.ok()) {
-      say(error, std::string(snap.status().message()));
-      return nullptr;
-    }
-    return db::make_target(std::move(*snap));
-  } catch (const std::exception& e) {
-    say(error, std::string("The dump could not be opened: ") + e.what());
-    return nullptr;
-  } catch (...) {
-    say(error, "The dump could not be opened (unexpected error).");
+  if (connect == nullptr || *connect == '\0') {
+    say(error, "The dump backend needs the dump file's path as `connect`.");
     return nullptr;
   }
+  return db::open_target(error, "The dump", [connect] { return db::open_dump(connect); });
 }
 
 const toolhost_debug_target_factory_t kFactory = {

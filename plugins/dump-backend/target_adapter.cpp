@@ -4,6 +4,7 @@
 #include <string>
 
 #include <absl/strings/str_format.h>
+#include "transport_entry.hpp"
 #include <toolhost/sdk/writer.hpp>
 
 namespace toolhost::dump_backend {
@@ -261,6 +262,24 @@ toolhost_debug_target_t* make_target(std::unique_ptr<snapshot> snap) {
 
 snapshot* snapshot_of(toolhost_debug_target_t* t) {
   return t != nullptr && t->close == close ? S(t)->snap.get() : nullptr;
+}
+
+toolhost_debug_target_t* open_target(toolhost_writer_t* error, std::string_view what,
+                                     const std::function<absl::StatusOr<std::unique_ptr<snapshot>>()>& open_snapshot) noexcept {
+  auto say = [error](const std::string& text) { write_text(error, text.data(), text.size()); };
+  try {
+    absl::StatusOr<std::unique_ptr<snapshot>> snap = open_snapshot();
+    if (!snap.ok()) {
+      say(std::string(snap.status().message()));
+      return nullptr;
+    }
+    return make_target(std::move(*snap));
+  } catch (const std::exception& e) {
+    say(std::string(what) + " could not be opened: " + e.what());
+  } catch (...) {
+    say(std::string(what) + " could not be opened (unexpected error).");
+  }
+  return nullptr;
 }
 
 }  // namespace toolhost::dump_backend

@@ -1,7 +1,6 @@
 // The memory-backend plugin: a debug-target transport named "memory" over a running QEMU
 // guest's RAM. `connect`: "pid=N,qmp=SOCKET,cr3=0x..." (each part optional; a bare number is
 // the pid; without a pid the one qemu-system-* process is used).
-#include <exception>
 #include <string>
 
 #include <toolhost/debug_target.h>
@@ -16,31 +15,15 @@ namespace {
 namespace db = toolhost::dump_backend;
 namespace mb = toolhost::memory_backend;
 
-void say(toolhost_writer_t* error, const std::string& text) { db::write_text(error, text.data(), text.size()); }
-
 toolhost_debug_target_t* open(const toolhost_debug_target_factory_t*, const char* connect, const char*,
                               const char* options_json, uint32_t timeout_ms, toolhost_writer_t* error) noexcept {
-  try {
+  return db::open_target(error, "The VM's memory", [&]() -> absl::StatusOr<std::unique_ptr<db::snapshot>> {
     absl::StatusOr<mb::memory_options> options =
         mb::parse_memory_options(connect != nullptr ? connect : "", options_json != nullptr ? options_json : "");
-    if (!options.ok()) {
-      say(error, std::string(options.status().message()));
-      return nullptr;
-    }
+    if (!options.ok()) return options.status();
     if (timeout_ms > 0) options->timeout_ms = static_cast<int>(timeout_ms);
-    absl::StatusOr<std::unique_ptr<db::snapshot>> snap = mb::open_memory(*options);
-    if (!snap.ok()) {
-      say(error, std::string(snap.status().message()));
-      return nullptr;
-    }
-    return db::make_target(std::move(*snap));
-  } catch (const std::exception& e) {
-    say(error, std::string("The VM's memory could not be opened: ") + e.what());
-    return nullptr;
-  } catch (...) {
-    say(error, "The VM's memory could not be opened (unexpected error).");
-    return nullptr;
-  }
+    return mb::open_memory(*options);
+  });
 }
 
 const toolhost_debug_target_factory_t kFactory = {
