@@ -4,7 +4,6 @@
 #include <string>
 
 #include <absl/strings/str_format.h>
-#include "transport_entry.hpp"
 #include <toolhost/sdk/writer.hpp>
 
 namespace toolhost::dump_backend {
@@ -266,7 +265,7 @@ snapshot* snapshot_of(toolhost_debug_target_t* t) {
 
 toolhost_debug_target_t* open_target(toolhost_writer_t* error, std::string_view what,
                                      const std::function<absl::StatusOr<std::unique_ptr<snapshot>>()>& open_snapshot) noexcept {
-  auto say = [error](const std::string& text) { write_text(error, text.data(), text.size()); };
+  auto say = [error](const std::string& text) { sdk::write(error, text); };
   try {
     absl::StatusOr<std::unique_ptr<snapshot>> snap = open_snapshot();
     if (!snap.ok()) {
