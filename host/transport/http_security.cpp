@@ -8,7 +8,6 @@
 #include <charconv>
 #include <boost/asio/ip/address.hpp>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 
 namespace toolhost::transport::http {
 namespace {
@@ -22,13 +21,6 @@ std::string lower(std::string_view s) {
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-std::string sha256(std::string_view text) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  if (EVP_Digest(text.data(), text.size(), digest, &size, EVP_sha256(), nullptr) != 1) return {};
-  return std::string(reinterpret_cast<const char*>(digest), size);
 }
 
 // "name:port", "[v6]:port" or "name" -> the name without brackets; empty when malformed.
@@ -100,8 +92,7 @@ absl::StatusOr<bind_address> parse_bind(std::string_view text, bool allow_unsafe
 }
 
 request_guard::request_guard(std::string token, std::vector<std::string> allowed_origins, bool open_host)
-    : allowed_origins_(std::move(allowed_origins)), open_host_(open_host) {
-  if (!token.empty()) token_digest_ = sha256(token);
+    : token_(std::move(token)), allowed_origins_(std::move(allowed_origins)), open_host_(open_host) {
   for (auto& o : allowed_origins_) o = lower(o);
 }
 
@@ -129,16 +120,18 @@ bool request_guard::origin_allowed(std::string_view origin) const {
 }
 
 bool request_guard::authorized(std::string_view authorization) const {
-  if (token_digest_.empty()) return true;
+  if (token_.empty()) return true;
   constexpr std::string_view kScheme = "bearer ";
   if (authorization.size() <= kScheme.size() ||
       lower(authorization.substr(0, kScheme.size())) != kScheme) {
     return false;
   }
-  // Digests have a fixed length, so the comparison's time says nothing about the token.
-  const std::string given = sha256(authorization.substr(kScheme.size()));
-  return given.size() == token_digest_.size() &&
-         CRYPTO_memcmp(given.data(), token_digest_.data(), given.size()) == 0;
+  // The comparison always runs over the whole token, whatever was given, so its time says nothing
+  // about how much of a guess was right.
+  std::string given(authorization.substr(kScheme.size()));
+  const bool same_length = given.size() == token_.size();
+  given.resize(token_.size(), '\0');
+  return (CRYPTO_memcmp(given.data(), token_.data(), token_.size()) == 0) & same_length;
 }
 
 }  // namespace toolhost::transport::http

@@ -34,10 +34,10 @@ class request_guard {
   bool origin_allowed(std::string_view origin) const;
   // The Authorization header carries the token (compared in constant time).
   bool authorized(std::string_view authorization) const;
-  bool needs_token() const { return !token_digest_.empty(); }
+  bool needs_token() const { return !token_.empty(); }
 
  private:
-  std::string token_digest_;  // SHA-256 of the token, empty when none is required
+  std::string token_;  // empty when none is required
   std::vector<std::string> allowed_origins_;
   bool open_host_;
 };

@@ -5,7 +5,9 @@
 #include <stdexcept>
 #include <thread>
 
-#include <openssl/rand.h>
+#include <sys/random.h>
+
+#include <cerrno>
 
 #include "host/mcp/jsonrpc.hpp"
 
@@ -30,8 +32,15 @@ thread_local capture* t_capture = nullptr;
 }  // namespace
 
 std::string random_session_id() {
+  // The kernel's CSPRNG: 128 unpredictable bits, as the MCP spec asks of a session id.
   unsigned char bytes[16];
-  if (RAND_bytes(bytes, sizeof bytes) != 1) throw std::runtime_error("RAND_bytes failed");
+  size_t filled = 0;
+  while (filled < sizeof bytes) {
+    const ssize_t got = getrandom(bytes + filled, sizeof bytes - filled, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw std::runtime_error("getrandom failed: no secure random source for a session id");
+    filled += static_cast<size_t>(got);
+  }
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(32);

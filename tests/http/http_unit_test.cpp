@@ -92,6 +92,9 @@ TEST_CASE("request_guard: the bearer token must match exactly") {
   CHECK_FALSE(guard.authorized("Bearer "));
   CHECK_FALSE(guard.authorized("Bearer s3cre"));
   CHECK_FALSE(guard.authorized("Bearer s3crett"));
+  CHECK_FALSE(guard.authorized("Bearer s3creT"));
+  CHECK_FALSE(guard.authorized("Bearer S3CRET"));
+  CHECK_FALSE(guard.authorized(std::string("Bearer s3cre\0", 13)));
   CHECK_FALSE(guard.authorized("Basic s3cret"));
   CHECK_FALSE(guard.authorized("s3cret"));
 }
