@@ -172,12 +172,24 @@ test("resources, templates, prompts and completions pass through with the upstre
 });
 
 test("the long-running operation's progress reaches the client", only("calls"), async () => {
-  const { client } = await connect("everything");
+  const { client, transport } = await connect("everything");
+  // What toolhost wrote, in order, as the client's transport received it.
+  const wire = [];
+  const deliver = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    wire.push(message);
+    deliver(message, extra);
+  };
   const seen = [];
   const result = await client.callTool({ name: "trigger-long-running-operation", arguments: { duration: 1, steps: 4 } },
                                        CallToolResultSchema, { onprogress: (p) => seen.push(p) });
   assert.match(textOf(result), /Steps: 4/);
-  assert.deepEqual(seen.map((p) => [p.progress, p.total]), [[1, 4], [2, 4], [3, 4], [4, 4]]);
+  const answer = wire.findIndex((m) => m.result !== undefined && String(m.result.content?.[0]?.text).includes("Steps: 4"));
+  const progress = wire.slice(0, answer).filter((m) => m.method === "notifications/progress");
+  assert.deepEqual(progress.map((m) => [m.params.progress, m.params.total]), [[1, 4], [2, 4], [3, 4], [4, 4]]);
+  // The SDK hands notifications to a microtask but answers at once, so a last report read in the
+  // same chunk as the answer never reaches onprogress (typescript-sdk#2580); the earlier ones do.
+  assert.deepEqual(seen.slice(0, 3).map((p) => [p.progress, p.total]), [[1, 4], [2, 4], [3, 4]]);
 });
 
 test("elicitation and sampling requests from the upstream reach the client and the answers go back", only("calls"), async () => {
