@@ -11,6 +11,9 @@ namespace {
 // whole call, 35-60 us where an idle virtual CPU has to be woken too (bench/mcp,
 // bench/rea-filter). At most this much CPU per task is spent on it.
 constexpr auto kLinger = std::chrono::microseconds(200);
+// A request that comes while a worker is still in its task waits this long for that worker
+// before a sleeping one is woken: see submit().
+constexpr auto kHandoff = std::chrono::microseconds(30);
 
 }  // namespace
 
@@ -26,17 +29,32 @@ worker_pool::~worker_pool() {
 }
 
 bool worker_pool::submit(std::function<void()> task) {
-  std::lock_guard lock(mutex_);
-  if (stopping_) return false;
-  if (waiting_ <= queue_.size()) {  // nobody free to take it: grow
-    if (threads_ >= max_threads_) return false;
-    ++threads_;
-    std::thread(&worker_pool::run, this).detach();
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return false;
+    if (waiting_ <= queue_.size()) {  // nobody free to take it: grow
+      if (threads_ >= max_threads_) return false;
+      ++threads_;
+      std::thread(&worker_pool::run, this).detach();
+    }
+    queue_.push_back(std::move(task));
+    queued_.store(queue_.size(), std::memory_order_release);
+    // A lingering worker takes the task without being woken; waking a sleeping one as well would
+    // only cost a context switch (it finds the queue empty) on the core the call needs.
+    if (queue_.size() <= lingering_) return true;
+    if (running_ == 0) {
+      wake_.notify_one();
+      return true;
+    }
   }
-  queue_.push_back(std::move(task));
-  queued_.store(queue_.size(), std::memory_order_release);
-  // A lingering worker takes the task without being woken; waking a sleeping one as well would
-  // only cost a context switch (it finds the queue empty) on the core the call needs.
+  // A worker is still in a task. It is often one that has just written its answer, the answer
+  // this very request follows, and on its way back it takes the next task from the queue: give
+  // it that chance before waking a sleeping worker (with the request waiting on the wakeup).
+  for (const auto until = std::chrono::steady_clock::now() + kHandoff;
+       queued_.load(std::memory_order_acquire) != 0 && std::chrono::steady_clock::now() < until;) {
+    std::this_thread::yield();
+  }
+  std::lock_guard lock(mutex_);
   if (queue_.size() > lingering_) wake_.notify_one();
   return true;
 }
@@ -46,7 +64,11 @@ void worker_pool::run() {
   bool just_ran = false;
   while (true) {
     ++waiting_;
-    if (just_ran && queue_.empty() && !stopping_) {
+    // Linger only while there are fewer lingering workers than tasks still running (the next
+    // requests are their clients' answers to them): a lone client's calls would otherwise end up
+    // spread over several lingering workers that take turns, each keeping the others' linger
+    // alive, and four spinning threads on two cores make every call wait for a time slice.
+    if (just_ran && queue_.empty() && !stopping_ && lingering_ <= running_) {
       ++lingering_;
       lock.unlock();
       const auto until = std::chrono::steady_clock::now() + kLinger;
