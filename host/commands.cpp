@@ -319,7 +319,8 @@ int check_config(const cli::options& o) {
     srv.shutdown();
   }
   for (const auto& lib : loader.libraries()) {
-    if (lib->status == plugins::load_status::not_shared_library || lib->status == plugins::load_status::no_entry_symbol ||
+    if (lib->status == plugins::load_status::not_shared_library || lib->status == plugins::load_status::missing_symbol ||
+        lib->status == plugins::load_status::no_entry_symbol ||
         lib->status == plugins::load_status::wrong_abi || lib->status == plugins::load_status::bad_entry ||
         lib->status == plugins::load_status::duplicate_id) {
       out << lib->message << "\n";

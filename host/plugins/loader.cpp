@@ -1,9 +1,13 @@
 #include "host/plugins/loader.hpp"
 
 #include <toolhost/sdk/strings.hpp>
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 
 #include <absl/strings/str_cat.h>
@@ -23,6 +27,23 @@ bool valid_plugin_id(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
   });
+}
+
+// The symbol a dlopen error says is undefined, demangled where it is C++, with its mangled name
+// (what nm shows) after it; empty when the error is about something else.
+std::string undefined_symbol(std::string_view dl_error) {
+  constexpr std::string_view kMarker = "undefined symbol: ";
+  const size_t at = dl_error.find(kMarker);
+  if (at == std::string_view::npos) return {};
+  std::string_view name = dl_error.substr(at + kMarker.size());
+  name = name.substr(0, name.find_first_of(" ,)\n"));
+  if (name.empty()) return {};
+  const std::string mangled(name);
+  int status = -1;
+  std::unique_ptr<char, void (*)(void*)> readable(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status),
+                                                  std::free);
+  if (status != 0 || readable == nullptr) return cat("the symbol ", mangled);
+  return cat("the symbol ", readable.get(), " (", mangled, ")");
 }
 
 void check_entry(library& lib) {
@@ -63,6 +84,7 @@ std::string_view to_string(load_status s) {
   switch (s) {
     case load_status::loaded: return "loaded";
     case load_status::not_shared_library: return "not a shared library";
+    case load_status::missing_symbol: return "missing symbol";
     case load_status::no_entry_symbol: return "no entry symbol";
     case load_status::wrong_abi: return "wrong ABI";
     case load_status::bad_entry: return "bad entry";
@@ -86,9 +108,16 @@ library* loader::open(const std::string& path) {
       // RTLD_NOW: an unresolved symbol fails here, with a message, not later in a call.
       lib->handle.load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
     } catch (const std::exception& e) {
-      lib->status = load_status::not_shared_library;
-      lib->message = cat(path, " could not be loaded as a shared library (", e.what(),
-                                  "); remove it from the plugin folder or rebuild it for this machine");
+      if (const std::string symbol = undefined_symbol(e.what()); !symbol.empty()) {
+        lib->status = load_status::missing_symbol;
+        lib->message = cat(path, " needs ", symbol,
+                           ", which neither toolhost nor the libraries it links provide; link the library that "
+                           "defines it into the plugin, or rebuild the plugin against this toolhost's SDK");
+      } else {
+        lib->status = load_status::not_shared_library;
+        lib->message = cat(path, " could not be loaded as a shared library (", e.what(),
+                           "); remove it from the plugin folder or rebuild it for this machine");
+      }
     }
   }
   if (lib->status == load_status::loaded) {

@@ -18,6 +18,7 @@ namespace toolhost::plugins {
 enum class load_status {
   loaded,               // opened and its entry checked; init runs per server
   not_shared_library,   // dlopen refused it
+  missing_symbol,       // dlopen found a symbol that nothing loaded defines
   no_entry_symbol,      // a library, but not a toolhost plugin
   wrong_abi,            // built for another ABI major, or a newer minor
   bad_entry,            // the entry is malformed (sizes, id, init missing)

@@ -19,6 +19,7 @@ test("toolhost plugins prints one row per file and one sentence per problem", as
   assert.match(rows["fixture-good"], /fixture_echo\s+fixture\.echo\s+-\s+loaded$/);
   assert.match(rows["not-a-plugin.so"], /not a shared library$/);
   assert.match(rows["fixture-no-entry.so"], /no entry symbol$/);
+  assert.match(rows["fixture-missing-symbol.so"], /missing symbol$/);
   assert.match(rows["fixture-abi-major.so"], /2\.0 .*wrong ABI$/);
   assert.match(rows["fixture-abi-minor.so"], /1\.99 .*wrong ABI$/);
   assert.match(rows["fixture-init-fails"], /init failed$/);
@@ -30,6 +31,7 @@ test("toolhost plugins prints one row per file and one sentence per problem", as
   const expect = [
     `${FIXTURE_DIR}/not-a-plugin.so could not be loaded as a shared library`,
     `${FIXTURE_DIR}/fixture-no-entry.so exports no toolhost_plugin_entry symbol, so it is not a toolhost plugin`,
+    `${FIXTURE_DIR}/fixture-missing-symbol.so needs the symbol fixture_symbol_nobody_defines, which neither toolhost nor the libraries it links provide`,
     `${FIXTURE_DIR}/fixture-abi-major.so was built for toolhost plugin ABI 2.0 but this toolhost speaks ABI 1.0; rebuild the plugin against this toolhost's SDK`,
     `${FIXTURE_DIR}/fixture-abi-minor.so needs toolhost plugin ABI 1.99 but this toolhost provides 1.0; update toolhost or rebuild the plugin against the older SDK`,
     "failed to start for server '(all plugins)': the fixture refuses to start: setting 'needed' is missing",

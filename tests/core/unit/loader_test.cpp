@@ -35,6 +35,11 @@ TEST_CASE("each broken library gets its own status and a message naming file and
   CHECK(text.status == load_status::not_shared_library);
   CHECK(text.message.find("not-a-plugin.so could not be loaded as a shared library") != std::string::npos);
 
+  const auto& missing = open(l, "fixture-missing-symbol.so");
+  CHECK(missing.status == load_status::missing_symbol);
+  CHECK(missing.message.find("fixture-missing-symbol.so needs the symbol fixture_symbol_nobody_defines, which "
+                             "neither toolhost nor the libraries it links provide") != std::string::npos);
+
   const auto& no_entry = open(l, "fixture-no-entry.so");
   CHECK(no_entry.status == load_status::no_entry_symbol);
   CHECK(no_entry.message.find("exports no toolhost_plugin_entry symbol") != std::string::npos);
