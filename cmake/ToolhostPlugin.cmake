@@ -1,8 +1,10 @@
 # toolhost_add_plugin(NAME SOURCES...): one plugin, one shared library in build/plugins.
 #
 # The library is named NAME.so (no "lib" prefix), built with hidden visibility and a version
-# script so that it exports exactly one symbol, toolhost_plugin_entry, and linked with
-# -z defs so that a missing symbol fails the build instead of the load.
+# script so that it exports exactly one symbol, toolhost_plugin_entry. It is linked without
+# -z defs: its Abseil references resolve against the toolhost executable that loads it
+# (ToolhostAbsl.cmake), and toolhost loads plugins with RTLD_NOW, so any other missing symbol
+# is a load error that names it (`toolhost plugins` shows it).
 set(TOOLHOST_PLUGIN_VERSION_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/plugin.version CACHE INTERNAL "")
 
 function(toolhost_add_plugin name)
@@ -15,9 +17,6 @@ function(toolhost_add_plugin name)
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
   target_link_libraries(${name} PRIVATE toolhost::sdk)
-  if(NOT TOOLHOST_SANITIZE)
-    target_link_options(${name} PRIVATE -Wl,-z,defs)
-  endif()
   target_link_options(${name} PRIVATE -Wl,--version-script=${TOOLHOST_PLUGIN_VERSION_SCRIPT})
   install(TARGETS ${name} LIBRARY DESTINATION ${TOOLHOST_INSTALL_PLUGIN_DIR})
 endfunction()
