@@ -1,5 +1,7 @@
 #include "host/mcp/worker_pool.hpp"
 
+#include <sched.h>
+
 #include <chrono>
 #include <thread>
 
@@ -38,6 +40,7 @@ bool worker_pool::submit(std::function<void()> task) {
       std::thread(&worker_pool::run, this).detach();
     }
     queue_.push_back(std::move(task));
+    submitter_cpu_.store(sched_getcpu(), std::memory_order_relaxed);
     queued_.store(queue_.size(), std::memory_order_release);
     // A lingering worker takes the task without being woken; waking a sleeping one as well would
     // only cost a context switch (it finds the queue empty) on the core the call needs.
@@ -70,7 +73,9 @@ void worker_pool::run() {
     // alive, and four spinning threads on two cores make every call wait for a time slice.
     if (just_ran && queue_.empty() && !stopping_ && lingering_ <= running_) {
       ++lingering_;
+      const bool only_task = running_ == 0;
       lock.unlock();
+      if (only_task) leave_cpu(submitter_cpu_.load(std::memory_order_relaxed));
       const auto until = std::chrono::steady_clock::now() + kLinger;
       while (queued_.load(std::memory_order_acquire) == 0 && std::chrono::steady_clock::now() < until) {
         std::this_thread::yield();
@@ -99,6 +104,16 @@ void worker_pool::run() {
   }
   --threads_;
   idle_.notify_all();
+}
+
+void worker_pool::leave_cpu(int cpu) {
+  if (cpu < 0 || sched_getcpu() != cpu) return;
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2) return;
+  cpu_set_t others = allowed;
+  CPU_CLR(cpu, &others);
+  // Moving happens on the first call; the second gives the scheduler its whole choice back.
+  if (sched_setaffinity(0, sizeof others, &others) == 0) sched_setaffinity(0, sizeof allowed, &allowed);
 }
 
 bool worker_pool::wait_idle(int timeout_ms) {
