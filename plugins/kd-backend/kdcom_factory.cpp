@@ -24,13 +24,10 @@ toolhost_debug_target_t* open(const toolhost_debug_target_factory_t*, const char
   kd::kdcom_options link_options;
   kd::target_options target_options;
   target_options.attach_timeout = milliseconds(std::max<uint32_t>(timeout_ms, 1000));
-  kd::link_tuning tuning{link_options.ack_timeout, link_options.retries};
-  if (auto s = kd::read_open_options(options_json, "kd", tuning, target_options); !s.ok()) {
+  if (auto s = kd::read_open_options(options_json, "kd", link_options, target_options); !s.ok()) {
     sdk::write(error, std::string(s.message()));
     return nullptr;
   }
-  link_options.ack_timeout = tuning.ack_timeout;
-  link_options.retries = tuning.retries;
   auto stream = kd::byte_stream::open(connect, milliseconds(timeout_ms));
   if (!stream.ok()) {
     sdk::write(error, std::string(stream.status().message()));

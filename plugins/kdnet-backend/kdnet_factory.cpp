@@ -36,13 +36,10 @@ toolhost_debug_target_t* open(const toolhost_debug_target_factory_t*, const char
   kdnet::kd_link_options link_options;
   kd::target_options target_options;
   const auto deadline = std::chrono::steady_clock::now() + milliseconds(timeout_ms);
-  kd::link_tuning tuning{link_options.ack_timeout, link_options.retries};
-  if (auto s = kd::read_open_options(options_json, "kdnet", tuning, target_options); !s.ok()) {
+  if (auto s = kd::read_open_options(options_json, "kdnet", link_options, target_options); !s.ok()) {
     sdk::write(error, std::string(s.message()));
     return nullptr;
   }
-  link_options.ack_timeout = tuning.ack_timeout;
-  link_options.retries = tuning.retries;
 
   // The target initiates: listen, then wait for its poke and answer the handshake.
   auto wire = kdnet::endpoint::listen(connect, *control);

@@ -22,4 +22,16 @@ struct link_tuning {
 absl::Status read_open_options(const char* options_json, std::string_view backend, link_tuning& link,
                                target_options& target);
 
+// The same over a backend's own link options, any type with `ack_timeout` and `retries`
+// (kd::kdcom_options, kdnet::kd_link_options).
+template <typename LinkOptions>
+absl::Status read_open_options(const char* options_json, std::string_view backend, LinkOptions& link,
+                               target_options& target) {
+  link_tuning tuning{link.ack_timeout, link.retries};
+  if (absl::Status s = read_open_options(options_json, backend, tuning, target); !s.ok()) return s;
+  link.ack_timeout = tuning.ack_timeout;
+  link.retries = tuning.retries;
+  return absl::OkStatus();
+}
+
 }  // namespace toolhost::kd
