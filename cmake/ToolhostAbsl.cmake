@@ -64,13 +64,11 @@ add_library(toolhost_absl INTERFACE)
 add_library(toolhost::absl ALIAS toolhost_absl)
 set(_is_executable "$<STREQUAL:$<TARGET_PROPERTY:TYPE>,EXECUTABLE>")
 if(TOOLHOST_ABSL_ARCHIVES AND NOT _toolhost_absl_missing)
-  set(TOOLHOST_ABSL_IN_EXECUTABLE ON CACHE INTERNAL "")
   target_link_libraries(toolhost_absl INTERFACE
     "$<${_is_executable}:$<LINK_LIBRARY:WHOLE_ARCHIVE,${TOOLHOST_ABSL_ARCHIVES}>>")
   target_link_options(toolhost_absl INTERFACE
     "$<${_is_executable}:LINKER:--dynamic-list=${CMAKE_CURRENT_LIST_DIR}/absl.dynlist>")
 else()
-  set(TOOLHOST_ABSL_IN_EXECUTABLE OFF CACHE INTERNAL "")
   message(STATUS "Abseil archives not found (${_toolhost_absl_missing}); linking the shared libraries")
   target_link_libraries(toolhost_absl INTERFACE ${_toolhost_absl_used})
 endif()
