@@ -111,7 +111,7 @@ library* loader::open(const std::string& path) {
       if (const std::string symbol = undefined_symbol(e.what()); !symbol.empty()) {
         lib->status = load_status::missing_symbol;
         lib->message = cat(path, " needs ", symbol,
-                           ", which neither toolhost nor the libraries it links provide; link the library that "
+                           ", which neither toolhost nor the libraries the plugin links provide; link the library that "
                            "defines it into the plugin, or rebuild the plugin against this toolhost's SDK");
       } else {
         lib->status = load_status::not_shared_library;

@@ -31,7 +31,7 @@ test("toolhost plugins prints one row per file and one sentence per problem", as
   const expect = [
     `${FIXTURE_DIR}/not-a-plugin.so could not be loaded as a shared library`,
     `${FIXTURE_DIR}/fixture-no-entry.so exports no toolhost_plugin_entry symbol, so it is not a toolhost plugin`,
-    `${FIXTURE_DIR}/fixture-missing-symbol.so needs the symbol fixture_symbol_nobody_defines, which neither toolhost nor the libraries it links provide`,
+    `${FIXTURE_DIR}/fixture-missing-symbol.so needs the symbol fixture_symbol_nobody_defines, which neither toolhost nor the libraries the plugin links provide`,
     `${FIXTURE_DIR}/fixture-abi-major.so was built for toolhost plugin ABI 2.0 but this toolhost speaks ABI 1.0; rebuild the plugin against this toolhost's SDK`,
     `${FIXTURE_DIR}/fixture-abi-minor.so needs toolhost plugin ABI 1.99 but this toolhost provides 1.0; update toolhost or rebuild the plugin against the older SDK`,
     "failed to start for server '(all plugins)': the fixture refuses to start: setting 'needed' is missing",

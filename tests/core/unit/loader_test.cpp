@@ -38,7 +38,7 @@ TEST_CASE("each broken library gets its own status and a message naming file and
   const auto& missing = open(l, "fixture-missing-symbol.so");
   CHECK(missing.status == load_status::missing_symbol);
   CHECK(missing.message.find("fixture-missing-symbol.so needs the symbol fixture_symbol_nobody_defines, which "
-                             "neither toolhost nor the libraries it links provide") != std::string::npos);
+                             "neither toolhost nor the libraries the plugin links provide") != std::string::npos);
 
   const auto& no_entry = open(l, "fixture-no-entry.so");
   CHECK(no_entry.status == load_status::no_entry_symbol);
