@@ -281,6 +281,28 @@ TEST_CASE("client: a program that cannot start, or never answers, gives a clear 
   CHECK(std::chrono::steady_clock::now() - started < 10s);
 }
 
+TEST_CASE("client: stopping while another thread starts the upstream ends both, every time") {
+  // stop() closes the connection being started while start() closes it too, on its way out
+  // with the failed initialize: both must return, whoever comes first.
+  for (int round = 0; round < 20; ++round) {
+    auto o = options(upstream_spec{{"sh", "-c", "cat > /dev/null"}});  // never answers, ends with its stdin
+    o.start_timeout = 500ms;
+    auto* c = new client(o, {});
+    auto started = std::async(std::launch::async, [c] { return c->start(); });
+    std::this_thread::sleep_for(std::chrono::microseconds(500 * (round % 6)));
+    auto stopped = std::async(std::launch::async, [c] { c->stop(); });
+    const bool ended = started.wait_for(10s) == std::future_status::ready && stopped.wait_for(10s) == std::future_status::ready;
+    if (!ended) {
+      // Leave the hung threads and the client behind; waiting for them would hang the suite.
+      new auto(std::move(started));
+      new auto(std::move(stopped));
+      FAIL("round " << round << ": start() or stop() did not return within 10 s");
+    }
+    CHECK_FALSE(started.get().ok());
+    delete c;
+  }
+}
+
 namespace {
 
 // A port nobody listens on right now: the kernel's pick for a socket bound to port 0.

@@ -37,6 +37,9 @@ constexpr int kDonePollMs = 10;
 // arrives between calls waits at most this long.
 constexpr auto kReaderPause = std::chrono::milliseconds(20);
 
+// The transport whose stdout or stderr the current thread reads, if any (see close()).
+thread_local const stdio_transport* t_running_for = nullptr;
+
 std::string errno_text(int err) { return std::strerror(err); }
 
 // Writes all of `data`, with SIGPIPE blocked on this thread so that a dead child turns into
@@ -166,8 +169,14 @@ absl::Status stdio_transport::start(transport_events events) {
   stdout_fd_ = out_pipe[0];
   stderr_fd_ = err_pipe[0];
   kick_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  stderr_thread_ = std::thread([this] { read_stderr(); });
-  stdout_thread_ = std::thread([this] { read_stdout(); });
+  stderr_thread_ = std::thread([this] {
+    t_running_for = this;
+    read_stderr();
+  });
+  stdout_thread_ = std::thread([this] {
+    t_running_for = this;
+    read_stdout();
+  });
   return absl::OkStatus();
 }
 
@@ -356,19 +365,34 @@ void stdio_transport::close() {
       ::kill(-pid_, SIGTERM);  // whatever it left behind in its group
     }
   }
+  const bool own_thread = t_running_for == this;
+  std::thread threads[2];
+  {
+    std::unique_lock lock(threads_mutex_);
+    if (threads_taken_) {
+      if (!own_thread) threads_ended_.wait(lock, [this] { return threads_gone_; });
+      return;
+    }
+    threads_taken_ = true;
+    threads[0] = std::move(stdout_thread_);
+    threads[1] = std::move(stderr_thread_);
+  }
   const auto self = std::this_thread::get_id();
-  for (std::thread* t : {&stdout_thread_, &stderr_thread_}) {
-    if (!t->joinable()) continue;
-    if (t->get_id() == self) {
-      t->detach();
+  for (std::thread& t : threads) {
+    if (!t.joinable()) continue;
+    if (t.get_id() == self) {
+      t.detach();
     } else {
-      t->join();
+      t.join();
     }
   }
   for (int* fd : {&stdout_fd_, &stderr_fd_, &kick_fd_}) {
     if (*fd >= 0) ::close(*fd);
     *fd = -1;
   }
+  std::lock_guard lock(threads_mutex_);
+  threads_gone_ = true;
+  threads_ended_.notify_all();
 }
 
 }  // namespace toolhost::mcp_client

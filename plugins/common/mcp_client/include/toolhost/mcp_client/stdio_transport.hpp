@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -54,6 +55,13 @@ class stdio_transport final : public transport {
   int kick_fd_ = -1;  // eventfd the reader thread polls besides stdout
   std::thread stdout_thread_;
   std::thread stderr_thread_;
+  // close() may run on several threads at once (stop() on one, a failed start on another, the
+  // reader at the end of the output): the first takes the two threads and ends them, the others
+  // wait until it has (the transport's own threads never wait, it may be joining them).
+  std::mutex threads_mutex_;
+  std::condition_variable threads_ended_;
+  bool threads_taken_ = false;
+  bool threads_gone_ = false;
   std::mutex write_mutex_;
   std::mutex read_mutex_;             // held by whoever reads stdout; guards the two below
   line_splitter splitter_;
