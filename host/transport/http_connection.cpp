@@ -88,20 +88,29 @@ class connection : public connection_table::member, public std::enable_shared_fr
   // header_timeout of now; later requests may first wait idle_timeout for their first byte.
   void wait_request(bool fresh) {
     set_waiting(true);
-    if (buffer_.size() == 0 && buffer_.capacity() > 64 * 1024) buffer_.shrink_to_fit();  // after a big body
-    parser_.emplace();
-    parser_->header_limit(16 * 1024);
-    parser_->body_limit(ctx_.opts.max_body_bytes);
-    socket_.expires_after(fresh ? ctx_.opts.header_timeout : ctx_.opts.idle_timeout);
+    if (buffer_.size() == 0 && buffer_.capacity() != 0) buffer_.shrink_to_fit();  // nothing held while idle
+    parser_.reset();
     if (buffer_.size() != 0) return read_header(fresh);  // the client sent it already (pipelining)
-    socket_.async_read_some(buffer_.prepare(4096), [self = shared_from_this(), fresh](beast::error_code ec, size_t n) {
-      self->buffer_.commit(n);
-      if (ec) return self->close();  // gone, idle too long, or preempted: nothing to answer
+    // Waiting costs no buffer: the socket is watched until the first byte, under our own timer
+    // (the stream's deadlines cover only its reads and writes).
+    const auto deadline = fresh ? ctx_.opts.header_timeout : ctx_.opts.idle_timeout;
+    if (fresh) socket_.expires_after(deadline);  // the headers are due this long after opening
+    timer_.expires_after(deadline);
+    timer_.async_wait([weak = weak_from_this()](beast::error_code ec) {
+      auto self = weak.lock();
+      if (!ec && self && self->waiting_ && !self->parser_) self->close();
+    });
+    socket_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this(), fresh](beast::error_code ec) {
+      self->timer_.cancel();
+      if (ec || !self->waiting_) return self->close();  // preempted, timed out, or gone
       self->read_header(fresh);
     });
   }
 
   void read_header(bool fresh) {
+    parser_.emplace();
+    parser_->header_limit(16 * 1024);
+    parser_->body_limit(ctx_.opts.max_body_bytes);
     if (!fresh) socket_.expires_after(ctx_.opts.header_timeout);
     bhttp::async_read_header(socket_, buffer_, *parser_,
                              beast::bind_front_handler(&connection::on_header, shared_from_this()));

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -47,6 +48,23 @@ namespace {
 namespace beast = boost::beast;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
+
+// asio never frees a socket's reactor state: its pool keeps them for the next socket. Allocated
+// one at a time amid a burst of connections, they would pin the pages of the burst's freed
+// memory for good (2,000 idle connections left the RSS 6 MiB above idle); allocated together
+// before the first connection, they sit in one block (~170 bytes each), and the memory of a
+// burst goes back to the system when it ends.
+void reserve_socket_states(net::io_context& ioc, size_t count) {
+  std::vector<tcp::socket> sockets;
+  sockets.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    tcp::socket s(ioc);
+    beast::error_code ec;
+    s.open(tcp::v4(), ec);
+    if (ec) break;
+    sockets.push_back(std::move(s));
+  }
+}
 
 // Accepts connections. An accept that fails for want of a resource (descriptors, buffers,
 // memory) does not retry at once, which would spin on the same error as long as it lasts: it
@@ -95,6 +113,7 @@ int serve(const options& opts, const std::vector<endpoint>& endpoints, const std
     ctx.endpoints.push_back(std::make_unique<endpoint_state>(e.path, e.server, opts.sessions));
   }
   net::io_context ioc;
+  reserve_socket_states(ioc, ctx.connections.max() + 64);  // + refusals in flight and the listener
   boost::system::error_code ec;
   const auto address = net::ip::make_address(opts.bind.host, ec);
   tcp::endpoint where(address, opts.bind.port);

@@ -223,7 +223,7 @@ struct fake_member : connection_table::member {
 };
 }  // namespace
 
-TEST_CASE("connection_table: at the cap the longest-waiting connection makes room; working ones never do") {
+TEST_CASE("connection_table: at the cap the longest-waiting connection makes room, a working one never does") {
   connection_table table(2);
   auto a = std::make_shared<fake_member>();
   auto b = std::make_shared<fake_member>();
