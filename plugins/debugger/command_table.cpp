@@ -53,7 +53,18 @@ const std::vector<command_spec>& command_table() {
       {{"be"}, "be <ids | id-id | *>", "enable breakpoints", "", run_kind::halted, &session::cmd_bc_bd_be},
       {{"k", "kn"}, "k[n] [count]", "stack backtrace (kn numbers the frames)",
        "Follows the frame-pointer chain; frames without one end the walk.", run_kind::halted, &session::cmd_stack},
-      {{"lm"}, "lm", "list loaded modules", "", run_kind::any, &session::cmd_lm},
+      {{"lm"}, "lm[v][l][k|u][1m][sm] [m <pattern>] [a <address>]",
+       "list modules and their symbols: (deferred), (pdb symbols), (export symbols), (no symbols)",
+       "v adds each image's facts (path, timestamp, checksum, size, PDB identity); m filters by name (* and ?); a "
+       "shows the module holding an address; l only modules with symbols loaded; k / u kernel / user modules; 1m "
+       "names only; sm sorted by name. The letters may run on: lmvm nt.",
+       run_kind::any, &session::cmd_lm},
+      {{".reload"}, ".reload [/f] [/u] [module]", "re-read the module list; symbols load on first use, or now with /f",
+       "Without /f every module's symbols are deferred until a command needs them (WinDbg's default); /f loads them "
+       "now and shows where each came from; /u unloads them. A module is named as lm names it, or by its image name.",
+       run_kind::any, &session::cmd_reload},
+      {{"ld"}, "ld <module>", "load a module's symbols now", "The module may be a pattern (ld ws*).", run_kind::any,
+       &session::cmd_ld},
       {{"ln"}, "ln <address>", "nearest symbols", "", run_kind::any, &session::cmd_ln},
       {{"x"}, "x <module>!<pattern>", "find symbols (* and ? are wildcards)", "", run_kind::any, &session::cmd_x},
       {{"?"}, "? <expression>", "evaluate a MASM expression",

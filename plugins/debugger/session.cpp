@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <utility>
 
 #include <toolhost/sdk/json.hpp>
 
 #include "command_line.hpp"
+#include "elf_symbols.hpp"
 #include "format.hpp"
 #include "output_store.hpp"
+#include "pe_symbols.hpp"
 
 namespace toolhost::debugger {
 
@@ -16,7 +19,9 @@ namespace {
 constexpr auto kSlice = std::chrono::milliseconds(50);
 }
 
-session::session(std::unique_ptr<target> t) : target_(std::move(t)) {}
+session::session(std::unique_ptr<target> t) : target_(std::move(t)) {
+  symbols_.set_loader([this](const module& m) { return load_module_symbols(m); });
+}
 
 session::~session() {
   // Temporary breakpoints are ours alone; user breakpoints go with the backend's close().
@@ -109,10 +114,62 @@ absl::StatusOr<uint64_t> session::sp() {
   return it->second;
 }
 
-void session::refresh_modules() {
+void session::refresh_modules(bool load_elf) {
   if (!modules_stale_ || running() || exited_) return;
   if (target_->has(TOOLHOST_DT_CAP_MODULES)) symbols_.set_modules(target_->modules());
   modules_stale_ = false;
+  if (!load_elf) return;
+  for (const auto& m : symbols_.modules()) {
+    if (m.state == symbol_state::deferred && is_elf_module(m)) symbols_.ensure_loaded(m);
+  }
+}
+
+bool session::is_elf_module(const module& m) const {
+  if (target_->os() == "windows" || m.path.empty()) return false;
+  std::ifstream in(m.path, std::ios::binary);
+  char magic[4] = {};
+  return static_cast<bool>(in.read(magic, 4)) && std::string_view(magic, 4) == "\x7f" "ELF";
+}
+
+absl::StatusOr<std::shared_ptr<const pe::image>> session::module_image(const module& m) {
+  const uint64_t base = m.base, size = m.size;
+  target* t = target_.get();
+  auto image = pe::image::from_memory(m.name, [t, base, size](uint64_t offset, std::span<uint8_t> out) -> size_t {
+    if (size != 0 && offset >= size) return 0;
+    const size_t want = size != 0 ? static_cast<size_t>(std::min<uint64_t>(out.size(), size - offset)) : out.size();
+    auto bytes = t->read(base + offset, want);
+    if (!bytes.ok()) return 0;
+    std::memcpy(out.data(), bytes->data(), bytes->size());
+    return bytes->size();
+  });
+  if (!image.ok()) return image.status();
+  return std::make_shared<const pe::image>(std::move(*image));
+}
+
+module_symbols session::load_module_symbols(const module& m) {
+  // An ELF file the target names (a process's libraries) ...
+  if (is_elf_module(m)) {
+    if (auto elf = elf_module_symbols(m)) return *elf;
+  }
+  // ... else a PE image in the target's memory: its exports.
+  module_symbols out;
+  auto image = module_image(m);
+  if (!image.ok()) {
+    out.problem = m.path.empty() && target_->os() != "windows" ? "the target gives no file for it"
+                                                                : std::string(image.status().message());
+    return out;
+  }
+  out.pe_image = *image;
+  out.facts = pe_facts(**image, m.path);
+  auto exports = make_export_source(**image, m.path.substr(m.path.find_last_of("\\/") + 1));
+  if (!exports.ok()) {
+    out.problem = std::string(exports.status().message());
+  } else if (*exports) {
+    out.sources.push_back(std::move(*exports));
+  } else {
+    out.problem = "the image exports nothing";
+  }
+  return out;
 }
 
 void session::refresh_threads() {
@@ -433,8 +490,14 @@ line_result session::run_line(std::string_view line, std::chrono::milliseconds t
   }
   for (const auto& text : commands) {
     if (result.error) break;
-    const parsed_command cmd = parse_command(text);
+    parsed_command cmd = parse_command(text);
     const command_spec* spec = find_command(cmd.name);
+    if (spec == nullptr && cmd.name.size() > 2 && cmd.name.rfind("lm", 0) == 0) {
+      // lmv, lmvm nt, lmDvmnt: lm with its option letters run on.
+      cmd.args = cmd.name.substr(2) + " " + cmd.args;
+      cmd.name = "lm";
+      spec = find_command(cmd.name);
+    }
     if (spec == nullptr) {
       out_ += "Unknown command '" + cmd.name + "'. `help` lists every command.\n";
       result.error = true;

@@ -103,6 +103,8 @@ class session final : public expression_context {
   absl::Status cmd_help(const std::string& name, std::string_view args);
   absl::Status cmd_backend(const std::string& name, std::string_view args);
   absl::Status cmd_dump(const std::string& name, std::string_view args);
+  absl::Status cmd_reload(const std::string& name, std::string_view args);
+  absl::Status cmd_ld(const std::string& name, std::string_view args);
 
  private:
   struct frame {
@@ -141,7 +143,15 @@ class session final : public expression_context {
   absl::Status disarm(const breakpoint& b);
   std::string trailer();
   std::string target_json();
-  void refresh_modules();
+  // Re-reads the module list when it may have changed; ELF modules' symbols are read at once
+  // (cheap, and what lm has always shown), others when first used.
+  void refresh_modules(bool load_elf = true);
+  // The symbol loader (symbols.hpp): asks each provider in turn.
+  module_symbols load_module_symbols(const module& m);
+  bool is_elf_module(const module& m) const;
+  // The module's PE image read from the target's memory.
+  absl::StatusOr<std::shared_ptr<const pe::image>> module_image(const module& m);
+  std::vector<std::pair<std::string, std::string>> module_facts(const module& m);
   void refresh_threads();
   absl::Status usage_error(const std::string& name, const std::string& problem) const;
   bool can_stop() const;
