@@ -10,19 +10,13 @@ namespace toolhost::debugger {
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 class export_source final : public symbol_source {
  public:
   export_source(std::vector<symbol_hit> by_offset, std::vector<pe::runtime_function> functions, std::string file)
       : by_offset_(std::move(by_offset)), functions_(std::move(functions)), file_(std::move(file)) {
     for (size_t i = 0; i < by_offset_.size(); ++i) {
       by_name_.emplace(by_offset_[i].name, i);
-      by_lower_name_.emplace(lower(by_offset_[i].name), i);
+      by_lower_name_.emplace(lower_case(by_offset_[i].name), i);
     }
   }
 
@@ -31,7 +25,7 @@ class export_source final : public symbol_source {
 
   std::optional<symbol_hit> find(std::string_view name) const override {
     if (auto it = by_name_.find(std::string(name)); it != by_name_.end()) return by_offset_[it->second];
-    if (auto it = by_lower_name_.find(lower(name)); it != by_lower_name_.end()) return by_offset_[it->second];
+    if (auto it = by_lower_name_.find(lower_case(name)); it != by_lower_name_.end()) return by_offset_[it->second];
     return std::nullopt;
   }
 

@@ -10,12 +10,6 @@ namespace toolhost::debugger {
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string hex(uint64_t v) {
   char b[24];
   std::snprintf(b, sizeof(b), "0x%llx", static_cast<unsigned long long>(v));
@@ -38,7 +32,7 @@ std::string module_name_of(std::string_view file_name) {
     name.resize(dot);
   }
   // The Windows kernel goes by "nt" whichever image the loader picked.
-  const std::string l = lower(name);
+  const std::string l = lower_case(name);
   if (l == "ntoskrnl" || l == "ntkrnlmp" || l == "ntkrnlpa" || l == "ntkrpamp") return "nt";
   for (char& c : name) {
     if (c == '-' || c == '.' || c == '+') c = '_';
@@ -47,6 +41,12 @@ std::string module_name_of(std::string_view file_name) {
 }
 
 bool wildcard_match(std::string_view pattern, std::string_view text) { return types::wildcard_match(pattern, text); }
+
+std::string lower_case(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
 
 void symbol_table::set_modules(const std::vector<module_info>& list) {
   std::vector<module> next;
@@ -101,9 +101,9 @@ const module* symbol_table::module_at(uint64_t address) const {
 }
 
 const module* symbol_table::find_module(std::string_view name) const {
-  const std::string want = lower(name);
+  const std::string want = lower_case(name);
   for (const auto& m : modules_) {
-    if (lower(m.name) == want) return &m;
+    if (lower_case(m.name) == want) return &m;
   }
   return nullptr;
 }

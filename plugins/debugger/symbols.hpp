@@ -81,5 +81,6 @@ class symbol_table {
 };
 
 bool wildcard_match(std::string_view pattern, std::string_view text);
+std::string lower_case(std::string_view s);
 
 }  // namespace toolhost::debugger
