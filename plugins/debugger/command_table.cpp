@@ -54,7 +54,7 @@ const std::vector<command_spec>& command_table() {
       {{"k", "kn"}, "k[n] [count]", "stack backtrace (kn numbers the frames)",
        "Follows the frame-pointer chain; frames without one end the walk.", run_kind::halted, &session::cmd_stack},
       {{"lm"}, "lm[v][l][k|u][1m][sm] [m <pattern>] [a <address>]",
-       "list modules and their symbols: (deferred), (pdb symbols), (export symbols), (no symbols)",
+       "list modules and their symbols: (deferred), (export symbols), (no symbols)",
        "v adds each image's facts (path, timestamp, checksum, size, PDB identity); m filters by name (* and ?); a "
        "shows the module holding an address; l only modules with symbols loaded; k / u kernel / user modules; 1m "
        "names only; sm sorted by name. The letters may run on: lmvm nt.",
