@@ -21,27 +21,15 @@
 #include "target_adapter.hpp"
 // The gdb backend's adapter header has the same name.
 #include "../../plugins/dump-backend/target_adapter.hpp"
+#include "tool_answer.hpp"
 #include "tools.hpp"
 
 using toolhost::debugger::debugger_tools;
+using toolhost::testing::answer;
+using toolhost::testing::trailer;
+using toolhost::testing::unpack;
 
 namespace {
-
-struct answer {
-  std::string text;
-  bool error = false;
-  std::string structured;
-};
-
-answer unpack(const toolhost::sdk::result& r) {
-  auto doc = toolhost::sdk::parse_json(r.to_json());
-  answer a;
-  REQUIRE(doc);
-  for (const auto& block : (*doc)["content"].GetArray()) a.text += block["text"].GetString();
-  a.error = r.is_error();
-  if (const auto* s = toolhost::sdk::member(*doc, "structuredContent")) a.structured = toolhost::sdk::to_json(*s);
-  return a;
-}
 
 struct debugged {
   toolhost::testing::gdbserver_process server;
@@ -60,8 +48,6 @@ struct debugged {
     return a;
   }
 };
-
-std::string trailer(const answer& a) { return a.text.substr(a.text.rfind("\n[target") + 1); }
 
 // The program alone: its output and its wait status.
 std::pair<std::string, int> run_alone(const std::string& arg) {
