@@ -1,5 +1,6 @@
 #include "target_adapter.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -187,6 +188,19 @@ toolhost_status_t wait_stop(toolhost_debug_target_t* t, uint32_t, toolhost_dt_st
   return unsupported(t, error);
 }
 
+toolhost_status_t read_siginfo(toolhost_debug_target_t* t, void* buffer, size_t size, size_t* done,
+                               toolhost_writer_t* error) {
+  *done = 0;
+  const std::string info = S(t)->snap->siginfo();
+  if (info.empty()) {
+    write(error, "this snapshot holds no siginfo");
+    return TOOLHOST_ERR_NOT_FOUND;
+  }
+  *done = std::min(size, info.size());
+  std::memcpy(buffer, info.data(), *done);
+  return TOOLHOST_OK;
+}
+
 bool is_running(toolhost_debug_target_t* t) { return S(t)->snap->is_live(); }
 
 void list_threads(toolhost_debug_target_t* t, toolhost_writer_t* out) {
@@ -256,6 +270,7 @@ toolhost_debug_target_t* make_target(std::unique_ptr<snapshot> snap) {
   i.list_modules = list_modules;
   i.read_output = read_output;
   i.extension = extension;
+  i.read_siginfo = read_siginfo;
   return &i;
 }
 

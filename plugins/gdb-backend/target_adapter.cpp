@@ -3,6 +3,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <toolhost/sdk/json.hpp>
 #include <toolhost/sdk/writer.hpp>
@@ -133,6 +134,34 @@ toolhost_status_t resume(toolhost_debug_target_t* t, toolhost_dt_resume_t how, i
   });
 }
 
+toolhost_status_t resume_with_signal(toolhost_debug_target_t* t, toolhost_dt_resume_t how, int64_t thread,
+                                     int32_t signal, toolhost_writer_t* error) {
+  return guarded(error, [&] {
+    auto s = of(t).resume(how, thread, signal);
+    return s.ok() ? TOOLHOST_OK : fail(s, error);
+  });
+}
+
+toolhost_status_t pass_signals(toolhost_debug_target_t* t, const int32_t* signals, size_t count,
+                               toolhost_writer_t* error) {
+  return guarded(error, [&] {
+    auto s = of(t).pass_signals(std::vector<int>(signals, signals + count));
+    return s.ok() ? TOOLHOST_OK : fail(s, error);
+  });
+}
+
+toolhost_status_t read_siginfo(toolhost_debug_target_t* t, void* buffer, size_t size, size_t* done,
+                               toolhost_writer_t* error) {
+  return guarded(error, [&] {
+    *done = 0;
+    auto info = of(t).siginfo();
+    if (!info.ok()) return fail(info.status(), error);
+    *done = std::min(size, info->size());
+    std::memcpy(buffer, info->data(), *done);
+    return TOOLHOST_OK;
+  });
+}
+
 toolhost_status_t interrupt(toolhost_debug_target_t* t, toolhost_writer_t* error) {
   return guarded(error, [&] {
     auto s = of(t).interrupt();
@@ -256,6 +285,9 @@ toolhost_debug_target_t* open(const toolhost_debug_target_factory_t*, const char
     tb.list_modules = list_modules;
     tb.read_output = read_output;
     tb.extension = extension;
+    tb.resume_with_signal = resume_with_signal;
+    tb.pass_signals = pass_signals;
+    tb.read_siginfo = read_siginfo;
     return &a->table;
   } catch (const std::exception& e) {
     write(error, std::string("gdb backend: ") + e.what());
