@@ -23,6 +23,9 @@ class gdb_target final : public sdk::debug_target {
     }
   }
 
+  uint32_t optional_functions() const override {
+    return sdk::dt_resume_with_signal | sdk::dt_pass_signals | sdk::dt_read_siginfo;
+  }
   uint64_t capabilities() override { return s_->capabilities(); }
   std::string describe() override { return s_->describe_json(); }
   absl::StatusOr<size_t> read_memory(toolhost_dt_space_t space, uint64_t address, absl::Span<uint8_t> out) override {
@@ -42,6 +45,13 @@ class gdb_target final : public sdk::debug_target {
     return s_->clear_breakpoint(type, address, length);
   }
   absl::Status resume(toolhost_dt_resume_t how, int64_t thread) override { return s_->resume(how, thread); }
+  absl::Status resume_with_signal(toolhost_dt_resume_t how, int64_t thread, int32_t signal) override {
+    return s_->resume(how, thread, signal);
+  }
+  absl::Status pass_signals(const std::vector<int32_t>& signals) override {
+    return s_->pass_signals(std::vector<int>(signals.begin(), signals.end()));
+  }
+  absl::StatusOr<std::string> siginfo() override { return s_->siginfo(); }
   absl::Status interrupt() override { return s_->interrupt(); }
   absl::StatusOr<toolhost_dt_stop_t> wait_stop(std::chrono::milliseconds timeout) override {
     toolhost_dt_stop_t stop{};

@@ -18,7 +18,8 @@
  * "toolhost.debug-target/2", and a backend may register both. Minors grow the structs below by
  * appending, and each addition increments TOOLHOST_DEBUG_TARGET_MINOR:
  *   1.0  the factory, the session table and the stop as first published;
- *   1.1  `minor` appended to the factory.
+ *   1.1  `minor` appended to the factory; resume_with_signal, pass_signals and read_siginfo
+ *        appended to the session; TOOLHOST_DT_STOP_TERMINATED.
  * The debugger accepts every minor of its major: it reads a field of a factory or session only
  * when that struct's `struct_size` covers it (TOOLHOST_HAS_FIELD), and treats a function an older
  * backend lacks as TOOLHOST_ERR_UNSUPPORTED. A backend built for a newer minor than the debugger
@@ -83,6 +84,7 @@ typedef int32_t toolhost_dt_stop_reason_t;
 #define TOOLHOST_DT_STOP_EXITED 8     /* the process exited; `code` is its status */
 #define TOOLHOST_DT_STOP_REBOOT 9     /* the target rebooted; state must be rediscovered */
 #define TOOLHOST_DT_STOP_MODULE_LOAD 10
+#define TOOLHOST_DT_STOP_TERMINATED 11 /* the process was ended by a signal; `code` is its number */
 
 /* Filled by `wait_stop` into a struct the caller owns. The caller zeroes it and sets `struct_size`
  * to the sizeof it compiled against (0 stands for the 1.0 layout, this one); the backend writes at
@@ -93,7 +95,8 @@ typedef struct toolhost_dt_stop {
    toolhost_dt_stop_reason_t reason;
    int64_t thread;   /* thread id or vCPU index that stopped; -1 when unknown */
    uint64_t pc;      /* instruction pointer at the stop */
-   uint64_t code;    /* signal number, NTSTATUS, bugcheck code or exit status */
+   uint64_t code;    /* signal number, NTSTATUS, bugcheck code or exit status. Signal numbers are the
+                      * target OS's (Linux: 10 is SIGUSR1), whatever the wire numbers them. */
    uint64_t address; /* data address of a watchpoint hit, else 0 */
    char description[256]; /* one line from the backend, e.g. "SIGSEGV" or "Break instruction exception" */
 } toolhost_dt_stop_t;
@@ -214,6 +217,37 @@ struct toolhost_debug_target {
                                   const char *operation,
                                   const char *args_json,
                                   toolhost_writer_t *out);
+
+   /* ---- Signals. Appended: a caller checks `struct_size` covers a field (and that it is not
+    * NULL) before it calls it; a backend without them cannot deliver signals. -------------- */
+
+   /* Resumes like `resume` and delivers POSIX signal `signal` (the target OS's number; 0: none)
+    * to the thread that reported the last stop, as a debugger passes a signal it intercepted on
+    * to the program. TOOLHOST_ERR_UNSUPPORTED, with a sentence, when the target cannot take a
+    * signal (a whole machine, a snapshot). */
+   toolhost_status_t (*resume_with_signal)(toolhost_debug_target_t *t,
+                                           toolhost_dt_resume_t how,
+                                           int64_t thread,
+                                           int32_t signal,
+                                           toolhost_writer_t *error);
+   /* Sets the signals the backend delivers to the program by itself, without stopping or
+    * reporting them (gdbserver's QPassSignals); `count` numbers at `signals` (the caller's,
+    * read during the call), replacing the previous set; 0 clears it. Called while halted.
+    * TOOLHOST_ERR_UNSUPPORTED when the wire has no such filter: every signal is then reported
+    * and the debugger resumes past the ones it does not stop for. */
+   toolhost_status_t (*pass_signals)(toolhost_debug_target_t *t,
+                                     const int32_t *signals,
+                                     size_t count,
+                                     toolhost_writer_t *error);
+   /* The siginfo of the signal that caused the last stop, in the target's own layout (Linux
+    * x86-64: the 128-byte siginfo_t), into `buffer` of `size` bytes; `*done` gets the bytes
+    * written. TOOLHOST_ERR_NOT_FOUND when the last stop was not a signal or the target keeps
+    * no siginfo, TOOLHOST_ERR_UNSUPPORTED when the wire cannot read it. Called while halted. */
+   toolhost_status_t (*read_siginfo)(toolhost_debug_target_t *t,
+                                     void *buffer,
+                                     size_t size,
+                                     size_t *done,
+                                     toolhost_writer_t *error);
 };
 
 /* ---- The factory a backend registers ------------------------------------------------------ */

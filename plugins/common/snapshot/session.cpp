@@ -15,6 +15,8 @@ class snapshot_session final : public sdk::debug_target {
 
   snapshot& snap() { return *snap_; }
 
+  uint32_t optional_functions() const override { return sdk::dt_read_siginfo; }
+
   uint64_t capabilities() override {
     const snapshot& s = *snap_;
     uint64_t caps = TOOLHOST_DT_CAP_REGISTERS;
@@ -87,6 +89,12 @@ class snapshot_session final : public sdk::debug_target {
     if (stop_reported_ || snap_->is_live()) return no_run_control();
     stop_reported_ = true;
     return snap_->initial_stop();
+  }
+
+  absl::StatusOr<std::string> siginfo() override {
+    std::string info = snap_->siginfo();
+    if (info.empty()) return absl::NotFoundError("this snapshot holds no siginfo");
+    return info;
   }
 
   bool is_running() override { return snap_->is_live(); }

@@ -56,6 +56,15 @@ struct dt_module {
   uint64_t size = 0;
 };
 
+// Functions of debug_target.h a table may leave NULL: a session carries them only when it says it
+// implements them (debug_target::optional_functions), so that the debugger can tell "cannot" from
+// a failed attempt.
+enum dt_optional : uint32_t {
+  dt_resume_with_signal = 1u << 0,
+  dt_pass_signals = 1u << 1,
+  dt_read_siginfo = 1u << 2,
+};
+
 // One open session. Destroying it is the C `close`: remove the session's breakpoints, let a
 // halted target run where the wire allows, close the connection.
 class debug_target {
@@ -68,6 +77,8 @@ class debug_target {
 
   const std::string& backend() const noexcept { return backend_; }
 
+  // The dt_optional functions this session implements (it overrides them); read once, by to_c.
+  virtual uint32_t optional_functions() const { return 0; }
   // TOOLHOST_DT_CAP_* of this session.
   virtual uint64_t capabilities() = 0;
   // The describe() JSON object of debug_target.h (arch, os, kind, registers, hints).
@@ -89,6 +100,15 @@ class debug_target {
     return cannot("clear breakpoints");
   }
   virtual absl::Status resume(toolhost_dt_resume_t, int64_t) { return cannot("resume the target"); }
+  // Resumes and delivers POSIX signal `signal` (the target OS's number) to the thread of the last
+  // stop.
+  virtual absl::Status resume_with_signal(toolhost_dt_resume_t, int64_t, int32_t) {
+    return cannot("deliver signals");
+  }
+  // The signals the backend hands to the program without reporting them; replaces the last set.
+  virtual absl::Status pass_signals(const std::vector<int32_t>&) { return cannot("pass signals by itself"); }
+  // The siginfo of the last signal stop, in the target's layout; NotFound when there is none.
+  virtual absl::StatusOr<std::string> siginfo() { return cannot("read a siginfo"); }
   // [any-thread]
   virtual absl::Status interrupt() { return cannot("interrupt the target"); }
   // The next stop; DeadlineExceeded (TOOLHOST_ERR_TIMEOUT) while the target still runs.
@@ -261,6 +281,30 @@ inline toolhost_status_t dt_resume(toolhost_debug_target_t* t, toolhost_dt_resum
   return guarded(t, error, [&](debug_target& d) { return fail(error, d.resume(how, thread)); });
 }
 
+inline toolhost_status_t dt_resume_with_signal(toolhost_debug_target_t* t, toolhost_dt_resume_t how, int64_t thread,
+                                               int32_t signal, toolhost_writer_t* error) noexcept {
+  return guarded(t, error, [&](debug_target& d) { return fail(error, d.resume_with_signal(how, thread, signal)); });
+}
+
+inline toolhost_status_t dt_pass_signals(toolhost_debug_target_t* t, const int32_t* signals, size_t count,
+                                         toolhost_writer_t* error) noexcept {
+  return guarded(t, error, [&](debug_target& d) {
+    return fail(error, d.pass_signals(std::vector<int32_t>(signals, signals + (signals != nullptr ? count : 0))));
+  });
+}
+
+inline toolhost_status_t dt_read_siginfo(toolhost_debug_target_t* t, void* buffer, size_t size, size_t* done,
+                                         toolhost_writer_t* error) noexcept {
+  *done = 0;
+  return guarded(t, error, [&](debug_target& d) {
+    auto info = d.siginfo();
+    if (!info.ok()) return fail(error, info.status());
+    *done = std::min(size, info->size());
+    if (*done != 0) std::memcpy(buffer, info->data(), *done);
+    return TOOLHOST_OK;
+  });
+}
+
 inline toolhost_status_t dt_interrupt(toolhost_debug_target_t* t, toolhost_writer_t* error) noexcept {
   return guarded(t, error, [&](debug_target& d) { return fail(error, d.interrupt()); });
 }
@@ -391,6 +435,10 @@ inline toolhost_debug_target_t* to_c(std::unique_ptr<debug_target> session) {
   t.list_modules = detail::dt_list_modules;
   t.read_output = detail::dt_read_output;
   t.extension = detail::dt_extension;
+  const uint32_t optional = s->impl->optional_functions();
+  if ((optional & dt_resume_with_signal) != 0) t.resume_with_signal = detail::dt_resume_with_signal;
+  if ((optional & dt_pass_signals) != 0) t.pass_signals = detail::dt_pass_signals;
+  if ((optional & dt_read_siginfo) != 0) t.read_siginfo = detail::dt_read_siginfo;
   return &t;
 }
 

@@ -60,6 +60,8 @@ class snapshot {
   virtual toolhost_dt_stop_t initial_stop() const = 0;
   // Extra facts for describe's "hints", as JSON members without braces ("\"dtb\":\"0x1000\"").
   virtual std::string hints_json() const = 0;
+  // The siginfo of the stop (a core's NT_SIGINFO note), empty when the snapshot has none.
+  virtual std::string siginfo() const { return {}; }
   // Why run control is impossible, one sentence.
   virtual const char* why_no_run_control() const = 0;
 
