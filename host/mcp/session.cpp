@@ -45,6 +45,14 @@ const rapidjson::Value* object_param(const rapidjson::Value* params, std::string
   return v != nullptr && v->IsObject() ? v : nullptr;
 }
 
+// A plugin's answer goes on the wire as a JSON-RPC result only if it is one JSON object:
+// anything else would corrupt the stream.
+bool is_json_object(const std::string& text) {
+  rapidjson::Document doc;
+  doc.Parse(text.c_str(), text.size());
+  return !doc.HasParseError() && doc.IsObject();
+}
+
 std::string string_param(const rapidjson::Value* params, std::string_view name) {
   return params != nullptr ? std::string(sdk::string_member(*params, name).value_or("")) : std::string();
 }
@@ -688,6 +696,11 @@ void session::resources_read(const std::string& id, const rapidjson::Value* para
                       b);
         return true;
       }
+      if (!is_json_object(out.text())) {
+        respond_error(id, jsonrpc::kInternalError,
+                      cat("Could not read ", uri, ": the plugin's answer is not a JSON object (a ReadResourceResult)"), b);
+        return true;
+      }
       respond(id, filtered(out.take()), b);
       return true;
     };
@@ -751,6 +764,10 @@ void session::prompts_get(const std::string& id, const rapidjson::Value* params,
         if (s != TOOLHOST_ERR_NOT_FOUND) break;
         out.take();
       }
+    }
+    if (s == TOOLHOST_OK && !is_json_object(out.text())) {
+      return respond_error(id, jsonrpc::kInternalError,
+                           cat("Prompt ", name, " failed: the plugin's answer is not a JSON object (a GetPromptResult)"), b);
     }
     if (s == TOOLHOST_OK) return respond(id, filtered(out.take()), b);
     if (s == TOOLHOST_ERR_NOT_FOUND) return respond_error(id, jsonrpc::kInvalidParams, cat("Unknown prompt: ", name), b);
