@@ -115,9 +115,13 @@ void scenario(toolhost_debug_target_t* t, sim_t& sim) {
 
   // open left the target halted by a break-in.
   CHECK(wait(t).reason == TOOLHOST_DT_STOP_INTERRUPT);
-  const uint64_t rip = register_value(t, "rip");
-  CHECK(rip >= sim_t::kCodeStart);
-  CHECK(rip < sim_t::kCodeStart + 7);
+  // The break-in is reported at the int3 of DbgBreakPointWithStatus (as Windows does).
+  CHECK(register_value(t, "rip") == sim_t::kBreakWithStatus);
+  const std::vector<uint8_t> ret = read(t, TOOLHOST_DT_VIRTUAL, register_value(t, "rsp"), 8);
+  uint64_t return_to = 0;
+  for (int i = 7; i >= 0; --i) return_to = return_to << 8 | ret[i];
+  CHECK(return_to >= sim_t::kCodeStart);
+  CHECK(return_to < sim_t::kCodeStart + 7);
   CHECK(register_value(t, "cr3") == sim_t::kCr3);
 
   CHECK(read(t, TOOLHOST_DT_VIRTUAL, sim_t::kDataArea, 16) == read(t, TOOLHOST_DT_PHYSICAL, sim_t::kKernelPhysical + 0x3000, 16));
