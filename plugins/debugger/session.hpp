@@ -117,6 +117,10 @@ class session final : public expression_context {
   // Decides whether a stop is reported (true) or absorbed and the target resumed (false).
   absl::StatusOr<bool> accept_stop(const toolhost_dt_stop_t& stop);
   void render_stop(const toolhost_dt_stop_t& stop, const std::string& banner);
+  // A stop a halted target reported while a command talked to it (KD: a state change that came
+  // instead of a reply) is rendered into out_; a resuming command later on the line is then
+  // refused once, as for a stop that arrived between calls.
+  void collect_stop_while_halted();
   absl::Status resume_and_wait(toolhost_dt_resume_t how);
   absl::Status step_over_once();
   void clear_temporaries();

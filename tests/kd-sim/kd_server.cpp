@@ -281,7 +281,7 @@ kd_server::send_result kd_server::send_data(uint16_t type, const std::vector<uin
       if (conn_fd_ < 0) return send_result::lost;
       while (auto f = parse()) {
         if (f->what == frame::kind::break_in) {
-          if (running_) break_pending_ = true;
+          if (running_ && !options_.no_break_in) break_pending_ = true;
         } else if (f->what == frame::kind::control) {
           if (f->type == PACKET_TYPE_KD_ACKNOWLEDGE && (f->id & ~SYNC_PACKET_ID) == (current_id_ & ~SYNC_PACKET_ID)) {
             current_id_ = (current_id_ ^ 1) & ~SYNC_PACKET_ID;
@@ -314,7 +314,7 @@ kd_server::send_result kd_server::send_data(uint16_t type, const std::vector<uin
 void kd_server::handle_idle_frame(frame& f) {
   switch (f.what) {
     case frame::kind::break_in:
-      if (running_) break_pending_ = true;
+      if (running_ && !options_.no_break_in) break_pending_ = true;
       return;
     case frame::kind::bad_data:
       ++stats_.bad_frames;
@@ -334,6 +334,11 @@ void kd_server::handle_idle_frame(frame& f) {
       return;
     case frame::kind::data:
       break;
+  }
+  if (options_.reset_storm) {
+    reset_ids();
+    send_control(PACKET_TYPE_KD_RESET, 0);
+    return;
   }
   if (f.id != remote_id_) {
     ++stats_.duplicates;

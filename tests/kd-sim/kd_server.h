@@ -41,6 +41,10 @@ struct options {
   start_state start = start_state::running;
   int ack_timeout_ms = 200;
   bool verbose = false;
+  // Faults of the target itself, for the debugger's error messages: a kernel that never polls
+  // for the break-in byte (interrupts off), and one that answers every packet with RESET.
+  bool no_break_in = false;
+  bool reset_storm = false;
 };
 
 class kd_server {

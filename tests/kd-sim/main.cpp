@@ -16,7 +16,7 @@ void usage() {
                "usage: kd-sim [--listen unix:PATH|tcp:PORT|pty] [--control unix:PATH] [--cpus N]\n"
                "              [--start running|initial-break|breakpoint] [--halted]\n"
                "              [--drop P] [--corrupt P] [--delay P --delay-ms N] [--reorder P] [--seed N]\n"
-               "              [--ack-timeout-ms N] [--verbose]\n");
+               "              [--ack-timeout-ms N] [--no-break-in] [--reset-storm] [--verbose]\n");
 }
 
 }  // namespace
@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
     else if (a == "--seed") o.seed = static_cast<uint32_t>(std::strtoul(value().c_str(), nullptr, 0));
     else if (a == "--ack-timeout-ms") o.ack_timeout_ms = std::atoi(value().c_str());
     else if (a == "--verbose") o.verbose = true;
+    else if (a == "--no-break-in") o.no_break_in = true;
+    else if (a == "--reset-storm") o.reset_storm = true;
     else {
       usage();
       return 2;

@@ -174,7 +174,7 @@ TEST_CASE("a target with another key is never accepted and open says why") {
   auto sim = start_sim(port, "9.9.9.9", 0, 0, 5);
   std::string error;
   CHECK(open_kdnet(port, kKey, 1500, &error) == nullptr);
-  CHECK_THAT(error, Catch::Contains("no KDNET target poked"));
+  CHECK_THAT(error, Catch::Contains("No KDNET target poked"));
   CHECK_THAT(error, Catch::Contains("same key"));
   CHECK_FALSE(sim->keyed());
 }

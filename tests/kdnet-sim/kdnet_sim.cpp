@@ -377,7 +377,7 @@ struct simulator::state {
 
   void pump_outbox(steady::time_point now) {
     if (!keys.keyed) return;
-    if (in_flight && now - in_flight->sent > milliseconds(150)) {
+    if (in_flight && now - in_flight->sent > milliseconds(opt.retransmit_ms)) {
       // A state change is sent until the debugger takes it (kddll's KdSendPacket never gives
       // up on an exception report); other packets give up after a while.
       if (++in_flight->tries > 60 && in_flight->type != kPtStateChange) {
@@ -503,13 +503,6 @@ struct simulator::state {
       return;
     }
     if (leader != kLeaderData) return;
-    if (in_flight) {
-      // Waiting for an ACK, any data packet means the debugger has ours; its packet is asked
-      // for again (kddll's KdReceivePacket).
-      in_flight.reset();
-      send_control(kPtResend, 0);
-      return;
-    }
     const size_t length = r16(p, 6);
     uint32_t sum = 0;
     for (size_t i = 16; i < p.size(); ++i) sum += p[i];

@@ -10,9 +10,8 @@
 // flag, SwitchProcessor, break-in, DbgPrint while running, and a reboot on request. As Windows
 // does, a break-in (and the initial break) enters DbgBreakPointWithStatus and is reported with
 // rip at its int3, which the debugger must step over; a halted target sends its state change
-// until it is acknowledged and again on RESET or RESEND; a data packet that arrives while it
-// waits for an acknowledgement counts as one and is asked for again (RESEND). It can drop and
-// corrupt datagrams both ways.
+// until it is acknowledged and again on RESET or RESEND. It can drop and corrupt datagrams both
+// ways.
 #pragma once
 
 #include <atomic>
@@ -41,6 +40,7 @@ struct options {
   uint32_t seed = 1;
   uint32_t poke_interval_ms = 3000;
   uint32_t dbgprint_interval_ms = 200;  // while running
+  uint32_t retransmit_ms = 150;         // an unacknowledged KD packet is sent again after this
   start_state start = start_state::running;
 };
 

@@ -1,6 +1,6 @@
 // kdnet-sim: the KDNET target simulator as a process, for integration tests that drive the
 // debugger through toolhost. Options:
-//   --host ADDR --port N --key a.b.c.d --drop P --corrupt P --seed N --poke-ms N
+//   --host ADDR --port N --key a.b.c.d --drop P --corrupt P --seed N --poke-ms N --retransmit-ms N
 //   --start running|initial-break|breakpoint
 // Reads commands on stdin, one per line: "reboot", "faults DROP CORRUPT", "inject same",
 // "inject cpu N", "stats", "quit".
@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
     else if (flag == "--corrupt") o.corrupt = std::atof(v);
     else if (flag == "--seed") o.seed = static_cast<uint32_t>(std::atoi(v));
     else if (flag == "--poke-ms") o.poke_interval_ms = static_cast<uint32_t>(std::atoi(v));
+    else if (flag == "--retransmit-ms") o.retransmit_ms = static_cast<uint32_t>(std::atoi(v));
     else if (flag == "--start" && std::string(v) == "running") o.start = kdnet_sim::start_state::running;
     else if (flag == "--start" && std::string(v) == "initial-break") o.start = kdnet_sim::start_state::initial_break;
     else if (flag == "--start" && std::string(v) == "breakpoint") o.start = kdnet_sim::start_state::breakpoint;

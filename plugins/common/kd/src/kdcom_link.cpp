@@ -75,10 +75,14 @@ absl::Status kdcom_link::on_data(kdcom_frame& frame) {
   }
   bool restarted = false;
   if ((id & kSyncPacketId) != 0) {
-    // The target restarted its stream: expected after our RESET, a reboot otherwise.
+    // The target's ids started over and none of its packets was acknowledged since. After a
+    // RESET that holds for its packets before the RESET (its first after a boot) and after it,
+    // until one without SYNC shows it is past; any other time it is a new boot, which expects
+    // our first id again.
     restarted = !awaiting_sync_;
+    if (restarted) out_id_ = kInitialPacketId;
+  } else {
     awaiting_sync_ = false;
-    out_id_ = kInitialPacketId;
   }
   last_accepted_ = id;
   last_type_ = frame.type;

@@ -401,7 +401,8 @@ stop_event target::classify(const state_change& s, bool restarted) {
   } else if (s.exception_code == kStatusSingleStep && stepping_) {
     e.why = stop_event::reason::step;
     e.description = "Single step";
-  } else if (s.exception_code == kStatusBreakpoint && interrupt_requested_) {
+  } else if (s.exception_code == kStatusBreakpoint && interrupt_requested_ && hardcoded_breaks_.contains(s.processor)) {
+    // A break-in enters DbgBreakPointWithStatus; a breakpoint hit elsewhere is not ours to claim.
     e.why = stop_event::reason::interrupt;
     e.description = "Break-in";
   } else {

@@ -53,7 +53,7 @@ class kdcom_link final : public link {
   std::optional<uint32_t> last_accepted_;  // the last data packet taken: a repeat of it is dropped
   uint16_t last_type_ = 0;
   std::vector<uint8_t> last_payload_;
-  bool awaiting_sync_ = false;  // we reset the stream, so the target's next SYNC id is expected
+  bool awaiting_sync_ = false;  // a RESET happened: SYNC ids are expected until one without it
   clock::time_point last_reset_sent_{};
   clock::time_point last_byte_{};
   std::atomic<bool> shut_{false};
