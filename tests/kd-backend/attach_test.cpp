@@ -10,12 +10,11 @@
 #include <thread>
 #include <vector>
 
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "sim_process.h"
 #include "sim_session.h"
+#include "unix_listener.h"
 
 namespace {
 
@@ -218,28 +217,6 @@ TEST_CASE("kd: a state change between a request and its reply (r, db, bp): the c
 
 namespace {
 
-// A Unix socket that accepts and never says a word: a serial line with nothing on it.
-struct silent_listener {
-  std::string path;
-  int fd = -1;
-  silent_listener() {
-    char dir[] = "/tmp/kd-silent-XXXXXX";
-    REQUIRE(::mkdtemp(dir) != nullptr);
-    path = std::string(dir) + "/kd.sock";
-    fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-    sockaddr_un a{};
-    a.sun_family = AF_UNIX;
-    std::strncpy(a.sun_path, path.c_str(), sizeof(a.sun_path) - 1);
-    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
-    REQUIRE(::listen(fd, 4) == 0);
-  }
-  ~silent_listener() {
-    ::close(fd);
-    ::unlink(path.c_str());
-    ::rmdir(path.substr(0, path.rfind('/')).c_str());
-  }
-};
-
 std::string open_error(const std::string& connect, uint32_t timeout_ms) {
   string_writer error;
   auto* t = toolhost::kd_backend::kdcom_factory().open(&toolhost::kd_backend::kdcom_factory(), connect.c_str(), nullptr,
@@ -258,10 +235,10 @@ TEST_CASE("kd attach that cannot proceed says why in one sentence, with the wait
   CHECK(nobody.find(" s: ") != std::string::npos);
   // Something listens but sends nothing.
   {
-    silent_listener quiet;
-    const std::string silent = open_error(quiet.path, 1500);
+    kdtest::unix_listener quiet;  // accepts, and never says a word: a line with nothing on it
+    const std::string silent = open_error(quiet.path(), 1500);
     INFO(silent);
-    CHECK(silent.rfind("No KD packet came from kdcom unix:" + quiet.path + " in ", 0) == 0);
+    CHECK(silent.rfind("No KD packet came from kdcom unix:" + quiet.path() + " in ", 0) == 0);
     CHECK(silent.find("break-ins") != std::string::npos);
   }
   // A kernel that prints but never polls for the break-in byte.

@@ -19,6 +19,7 @@
 
 #include "kdnet_factory.h"
 #include "kdnet_sim.hpp"
+#include "udp_port.hpp"
 
 using namespace std::chrono_literals;
 using sim_t = kdnet_sim::simulator;
@@ -28,17 +29,6 @@ namespace {
 
 constexpr const char* kKey = "1.z.10.3w5e11264sgsf";
 
-uint16_t free_port() {
-  int fd = socket(AF_INET, SOCK_DGRAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
 
 struct start_case {
   kdnet_sim::start_state start;

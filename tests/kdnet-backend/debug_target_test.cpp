@@ -16,6 +16,7 @@
 
 #include "kdnet_factory.h"
 #include "kdnet_sim.hpp"
+#include "udp_port.hpp"
 
 using namespace std::chrono_literals;
 using sim_t = kdnet_sim::simulator;
@@ -31,18 +32,6 @@ struct text_writer {
                       }};
 };
 
-// A loopback UDP port that was free a moment ago.
-uint16_t free_port() {
-  int fd = socket(AF_INET, SOCK_DGRAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
 
 std::unique_ptr<sim_t> start_sim(uint16_t port, const char* key, double drop, double corrupt, uint32_t seed) {
   kdnet_sim::options o;
