@@ -87,7 +87,7 @@ TEST_CASE("kd attach: 20 times in a row while the target is halted at a breakpoi
   attach_twenty(kStarts[2], true);
 }
 
-TEST_CASE("kd: g right after open runs past the int3 the target stopped at, DbgPrint arrives, bp x; g reaches x", "[int3]") {
+TEST_CASE("kd: g right after open runs past the int3 the target stopped at, DbgPrint arrives, bp x then g reaches x", "[int3]") {
   for (const start_case& c : kStarts) {
     for (const bool faulty : {false, true}) {
       INFO(c.start << (faulty ? " lossy" : " clean"));
@@ -120,7 +120,7 @@ TEST_CASE("kd: g right after open runs past the int3 the target stopped at, DbgP
   }
 }
 
-TEST_CASE("kd: t at a hard-coded int3 steps past it; our breakpoint on one is stepped and hit again", "[int3]") {
+TEST_CASE("kd: t at a hard-coded int3 steps past it, and our breakpoint on one is stepped and hit again", "[int3]") {
   kdtest::sim_process sim({"--start", "initial-break"});
   session s(sim.socket_path());
   CHECK(s.wait(0).pc == kBreakWithStatus);

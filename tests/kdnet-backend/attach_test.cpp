@@ -154,7 +154,7 @@ TEST_CASE("kdnet attach: 20 times in a row while the target is halted at a break
   attach_twenty(kStarts[2], true);
 }
 
-TEST_CASE("kdnet: g right after open runs past the int3 the target stopped at, DbgPrint arrives, bp x; g reaches x") {
+TEST_CASE("kdnet: g right after open runs past the int3 the target stopped at, DbgPrint arrives, bp x then g reaches x") {
   for (const start_case& c : kStarts) {
     for (const bool faulty : {false, true}) {
       INFO(c.name << (faulty ? " lossy" : " clean"));
