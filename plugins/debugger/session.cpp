@@ -114,7 +114,25 @@ absl::StatusOr<uint64_t> session::sp() {
 
 void session::refresh_modules() {
   if (!modules_stale_ || running() || exited_) return;
-  if (target_->has(TOOLHOST_DT_CAP_MODULES)) symbols_.set_modules(target_->modules());
+  if (target_->has(TOOLHOST_DT_CAP_MODULES)) {
+    symbols_.set_modules(target_->modules(), [this](const module_info& m) -> std::optional<std::string> {
+      // An ELF image mapped by the kernel (the vDSO): headers, then up to its section table.
+      auto header = target_->read(m.base, 64);
+      if (!header.ok() || header->size() < 64 || header->compare(0, 4, "\x7f" "ELF") != 0 || (*header)[4] != 2) {
+        return std::nullopt;
+      }
+      uint64_t shoff = 0;
+      uint16_t shentsize = 0, shnum = 0;
+      std::memcpy(&shoff, header->data() + 0x28, 8);
+      std::memcpy(&shentsize, header->data() + 0x3a, 2);
+      std::memcpy(&shnum, header->data() + 0x3c, 2);
+      const uint64_t size = shoff + static_cast<uint64_t>(shentsize) * shnum;
+      if (size < 64 || size > (1u << 20)) return std::nullopt;
+      auto image = target_->read(m.base, size);
+      if (!image.ok() || image->size() != size) return std::nullopt;
+      return *image;
+    });
+  }
   modules_stale_ = false;
 }
 

@@ -109,6 +109,9 @@ class session final : public expression_context {
  private:
   struct frame {
     uint64_t ip = 0, sp = 0, return_address = 0;
+    frame_origin how = frame_origin::context;
+    bool activation = true;         // ip is exact (frame 0, or a frame a signal interrupted)
+    bool signal_trampoline = false; // the kernel's signal return path (gdb: <signal handler called>)
   };
   // What a signal stop's siginfo says, where the backend reads it.
   struct signal_event {

@@ -57,7 +57,12 @@ bool wildcard_match(std::string_view pattern, std::string_view text) {
   return p == pattern.size();
 }
 
-void symbol_table::set_modules(const std::vector<module_info>& list) {
+std::string source_text(const dwarf::source_line& line) {
+  return "[" + line.file + " @ " + std::to_string(line.line) + "]";
+}
+
+void symbol_table::set_modules(const std::vector<module_info>& list,
+                               const std::function<std::optional<std::string>(const module_info&)>& read_image) {
   std::vector<module> next;
   for (const auto& m : list) {
     module mod;
@@ -71,6 +76,16 @@ void symbol_table::set_modules(const std::vector<module_info>& list) {
       mod.elf = old->elf;
       mod.bias = old->bias;
       mod.symbol_problem = old->symbol_problem;
+      mod.debug = old->debug;
+      mod.unwinder = old->unwinder;
+    } else if (!m.path.empty() && m.path.find('/') == std::string::npos && read_image) {
+      // A module with no file (the vDSO): its image comes from the target's memory.
+      if (auto image = read_image(m)) {
+        if (mod.size == 0) mod.size = image->size();
+        auto debug = dwarf::module_debug::open_image(m.path, std::move(*image), m.base);
+        if (debug.ok()) mod.debug = std::move(*debug);
+      }
+      if (!mod.debug) mod.symbol_problem = "the target gives no file for it and its image is not readable";
     } else if (!m.path.empty()) {
       auto file = elf::elf_file::open(m.path);
       if (file.ok()) {
@@ -81,12 +96,14 @@ void symbol_table::set_modules(const std::vector<module_info>& list) {
           if (seg.type == 1 /* PT_LOAD */) low = std::min<uint64_t>(low, seg.address & ~0xfffull);
         }
         mod.bias = low == UINT64_MAX ? m.base : m.base - low;
+        if (auto debug = dwarf::module_debug::open(m.path, mod.bias, paths_); debug.ok()) mod.debug = std::move(*debug);
       } else {
         mod.symbol_problem = std::string(file.status().message());
       }
     } else {
       mod.symbol_problem = "the target gives no file for it";
     }
+    if (mod.debug && !mod.unwinder) mod.unwinder = std::make_shared<cfi_unwinder>(*mod.debug);
     // Duplicate names (two "libfoo"s) keep the first; later ones get their base appended.
     if (std::any_of(next.begin(), next.end(), [&](const module& o) { return o.name == mod.name; })) {
       char suffix[24];
@@ -118,18 +135,26 @@ absl::StatusOr<uint64_t> symbol_table::resolve(std::string_view name) const {
   if (bang != std::string_view::npos) {
     const module* m = find_module(name.substr(0, bang));
     if (m == nullptr) return absl::NotFoundError("no module named '" + std::string(name.substr(0, bang)) + "' is loaded (lm lists them)");
-    if (!m->elf) return absl::NotFoundError("module " + m->name + " has no symbols: " + m->symbol_problem);
+    if (!m->elf && !m->debug) return absl::NotFoundError("module " + m->name + " has no symbols: " + m->symbol_problem);
     const std::string_view symbol = name.substr(bang + 1);
-    const elf::symbol* s = m->elf->find_function(symbol);
-    if (s == nullptr) s = m->elf->find_symbol(symbol);
-    if (s == nullptr) return absl::NotFoundError("no symbol '" + std::string(symbol) + "' in " + m->name);
-    return s->address + m->bias;
+    const elf::symbol* s = m->elf ? m->elf->find_function(symbol) : nullptr;
+    if (s == nullptr && m->elf) s = m->elf->find_symbol(symbol);
+    if (s != nullptr) return s->address + m->bias;
+    // Names only the full symbol table or the separate debug file has (local functions).
+    if (m->debug) {
+      if (auto d = m->debug->find_symbol(std::string(symbol))) return d->address;
+    }
+    return absl::NotFoundError("no symbol '" + std::string(symbol) + "' in " + m->name);
   }
   for (const auto& m : modules_) {
     if (!m.elf) continue;
     const elf::symbol* s = m.elf->find_function(name);
     if (s == nullptr) s = m.elf->find_symbol(name);
     if (s != nullptr && s->address != 0) return s->address + m.bias;
+  }
+  for (const auto& m : modules_) {
+    if (!m.debug) continue;
+    if (auto d = m.debug->find_symbol(std::string(name))) return d->address;
   }
   if (const module* m = find_module(name)) return m->base;
   return absl::NotFoundError(modules_.empty() ? "no modules are known yet" : "no module has a symbol '" + std::string(name) + "'");
@@ -138,6 +163,18 @@ absl::StatusOr<uint64_t> symbol_table::resolve(std::string_view name) const {
 std::string symbol_table::describe(uint64_t address) const {
   const module* m = module_at(address);
   if (m == nullptr) return "";
+  if (m->debug) {
+    // The DWARF function (its out-of-line one when inlined), as gdb names it.
+    const auto scopes = m->debug->functions_at(address);
+    if (!scopes.empty() && !scopes.back().name.empty() && scopes.back().entry <= address) {
+      const uint64_t off = address - scopes.back().entry;
+      return m->name + "!" + scopes.back().name + (off != 0 ? "+" + hex(off) : "");
+    }
+    if (auto s = m->debug->symbol_at(address); s && address - s->address < 0x100000) {
+      const uint64_t off = address - s->address;
+      return m->name + "!" + s->name + (off != 0 ? "+" + hex(off) : "");
+    }
+  }
   if (m->elf) {
     const uint64_t file_address = address - m->bias;
     const elf::symbol* s = m->elf->function_at(file_address);

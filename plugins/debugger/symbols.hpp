@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,8 +13,10 @@
 
 #include <absl/status/statusor.h>
 
+#include <toolhost/dwarf/module_debug.hpp>
 #include <toolhost/elf/elf_file.hpp>
 
+#include "stack_walker.hpp"
 #include "target.hpp"
 
 namespace toolhost::debugger {
@@ -25,7 +28,13 @@ struct module {
   uint64_t bias = 0;  // added to the file's addresses
   std::shared_ptr<const elf::elf_file> elf;  // null when the file cannot be read
   std::string symbol_problem;                // why there are no symbols, if so
+  // Full symbol tables, DWARF and CFI (the file's and its separate debug file's), when readable.
+  std::shared_ptr<dwarf::module_debug> debug;
+  std::shared_ptr<frame_unwinder> unwinder;
 };
+
+// One source position for display: "[file @ line]".
+std::string source_text(const dwarf::source_line& line);
 
 struct symbol_match {
   std::string name;  // "module!symbol"
@@ -36,8 +45,12 @@ std::string module_name_of(std::string_view file_name);
 
 class symbol_table {
  public:
-  // Replaces the module list (keeps parsed ELF files of unchanged modules).
-  void set_modules(const std::vector<module_info>& list);
+  // Replaces the module list (keeps parsed ELF files of unchanged modules). `read_image`
+  // supplies an in-memory module's bytes (the vDSO) from the target.
+  void set_modules(const std::vector<module_info>& list,
+                   const std::function<std::optional<std::string>(const module_info&)>& read_image = {});
+  // Folders for separate debug files (build-id and debuginfod-cache layouts).
+  void set_debug_paths(dwarf::search_paths paths) { paths_ = std::move(paths); }
   const std::vector<module>& modules() const { return modules_; }
   const module* module_at(uint64_t address) const;
   const module* find_module(std::string_view name) const;
@@ -55,6 +68,7 @@ class symbol_table {
 
  private:
   std::vector<module> modules_;
+  dwarf::search_paths paths_;
 };
 
 bool wildcard_match(std::string_view pattern, std::string_view text);
