@@ -1,4 +1,4 @@
-// Registers, stack, modules, symbols, expressions, threads and help.
+// Registers, expressions, threads and help.
 #include <algorithm>
 #include <cctype>
 
@@ -15,17 +15,26 @@ absl::Status session::cmd_registers(const std::string& name, std::string_view ar
   if (!r.ok()) return r.status();
   args = trim(args);
   if (args.empty()) {
-    out_ += register_block();
-    if (auto at = pc(); at.ok()) out_ += instruction_line(*at, true);
+    // After .frame N: that frame's registers, as its callees' unwind data restores them.
+    const auto framed = selected_frame_registers();
+    if (framed) {
+      out_ += "Frame " + hex_digits(selected_frame_, 2) + ": registers the unwind data does not restore show as ?\n";
+      out_ += register_block(&*framed);
+      if (auto it = framed->find("rip"); it != framed->end()) out_ += instruction_line(it->second, true);
+    } else {
+      out_ += register_block();
+      if (auto at = pc(); at.ok()) out_ += instruction_line(*at, true);
+    }
+    const register_values& shown = framed ? *framed : **r;
     std::string json = R"({"registers":{)";
     bool first = true;
     for (const auto& reg : target_->registers()) {
-      auto it = (*r)->find(reg.name);
-      if (it == (*r)->end()) continue;
+      auto it = shown.find(reg.name);
+      if (it == shown.end()) continue;
       json += std::string(first ? "" : ",") + sdk::quote(reg.name) + ":" + sdk::quote(hex(it->second));
       first = false;
     }
-    result_json_ = json + "}}";
+    result_json_ = json + "}" + (framed ? R"(,"frame":)" + std::to_string(selected_frame_) : "") + "}";
     return absl::OkStatus();
   }
   // "r rax", "r rax=expr", "r rax, rbx"
@@ -51,6 +60,7 @@ absl::Status session::cmd_registers(const std::string& name, std::string_view ar
       if (!value.ok()) return usage_error(name, std::string(value.status().message()));
       if (auto s = target_->write_register(*reg, *value); !s.ok()) return s;
       registers_.reset();
+      selected_frame_ = 0;
       continue;
     }
     auto v = register_value(reg_name);
@@ -60,72 +70,6 @@ absl::Status session::cmd_registers(const std::string& name, std::string_view ar
     first = false;
   }
   result_json_ = json + "}}";
-  return absl::OkStatus();
-}
-
-absl::Status session::cmd_lm(const std::string& name, std::string_view args) {
-  if (!trim(args).empty()) return usage_error(name, "lm takes no arguments here");
-  if (!target_->has(TOOLHOST_DT_CAP_MODULES)) {
-    return absl::UnimplementedError("the " + target_->backend() + " backend offers no module list");
-  }
-  if (running()) return absl::FailedPreconditionError("the target is running; the module list is read while it is halted");
-  refresh_modules();
-  out_ += "start             end                 module name\n";
-  std::string json = R"({"modules":[)";
-  bool first = true;
-  for (const auto& m : symbols_.modules()) {
-    std::string line = address_text(m.base) + " " + address_text(m.base + m.size) + "   " + m.name;
-    if (line.size() < 56) line.resize(56, ' ');
-    line += m.elf ? (m.elf->stripped() ? "(export symbols)" : "(symbols)      ") : "(no symbols)   ";
-    out_ += line + "  " + m.path + "\n";
-    json += std::string(first ? "" : ",") + R"({"name":)" + sdk::quote(m.name) + R"(,"path":)" + sdk::quote(m.path) +
-            R"(,"base":)" + sdk::quote(hex(m.base)) + R"(,"size":)" + sdk::quote(hex(m.size)) + "}";
-    first = false;
-  }
-  result_json_ = json + "]}";
-  return absl::OkStatus();
-}
-
-absl::Status session::cmd_ln(const std::string& name, std::string_view args) {
-  if (trim(args).empty()) return usage_error(name, "ln needs an address");
-  auto address = eval(args);
-  if (!address.ok()) return usage_error(name, std::string(address.status().message()));
-  refresh_modules();
-  auto [below, above] = symbols_.neighbours(*address);
-  if (!below && !above) {
-    out_ += "No symbol is known near " + address_text(*address) + ".\n";
-    result_json_ = "null";
-    return absl::OkStatus();
-  }
-  std::string line;
-  if (below) {
-    const uint64_t off = *address - below->address;
-    line += "(" + address_text(below->address) + ")   " + below->name + (off ? "+" + hex(off) : "");
-  }
-  if (above) line += "   |  (" + address_text(above->address) + ")   " + above->name;
-  out_ += line + "\n";
-  if (below && below->address == *address) out_ += "Exact matches:\n    " + below->name + "\n";
-  result_json_ = R"({"symbol":)" + (below ? sdk::quote(symbol_of(*address)) : "null") + "}";
-  return absl::OkStatus();
-}
-
-absl::Status session::cmd_x(const std::string& name, std::string_view args) {
-  const std::string pattern(trim(args));
-  const auto bang = pattern.find('!');
-  if (pattern.empty() || bang == std::string::npos) {
-    return usage_error(name, "x takes module!pattern, e.g. x libc!str* (* and ? are wildcards)");
-  }
-  refresh_modules();
-  auto matches = symbols_.match(pattern.substr(0, bang), pattern.substr(bang + 1), 2001);
-  std::string json = R"({"symbols":[)";
-  for (size_t i = 0; i < matches.size() && i < 2000; ++i) {
-    out_ += address_text(matches[i].address) + " " + matches[i].name + "\n";
-    json += std::string(i ? "," : "") + R"({"name":)" + sdk::quote(matches[i].name) + R"(,"address":)" +
-            sdk::quote(hex(matches[i].address)) + "}";
-  }
-  if (matches.size() > 2000) out_ += "(more than 2000 symbols match; narrow the pattern)\n";
-  if (matches.empty()) out_ += "No symbol matches " + pattern + ".\n";
-  result_json_ = json + "]}";
   return absl::OkStatus();
 }
 
@@ -154,6 +98,7 @@ absl::Status session::cmd_threads(const std::string& name, std::string_view args
     }
     if (auto s = target_->select_thread(threads_[*index].id); !s.ok()) return s;
     registers_.reset();
+    selected_frame_ = 0;
     threads_.clear();
     refresh_threads();
     if (auto at = pc(); at.ok()) out_ += instruction_line(*at, true);

@@ -2,14 +2,18 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <utility>
 
 #include <toolhost/sdk/json.hpp>
 #include <toolhost/signals/posix_signals.hpp>
 
 #include "command_line.hpp"
+#include "dwarf_symbols.hpp"
+#include "elf_symbols.hpp"
 #include "format.hpp"
 #include "output_store.hpp"
+#include "pe_symbols.hpp"
 
 namespace toolhost::debugger {
 
@@ -19,7 +23,9 @@ namespace {
 constexpr auto kSlice = std::chrono::milliseconds(50);
 }
 
-session::session(std::unique_ptr<target> t) : target_(std::move(t)) {}
+session::session(std::unique_ptr<target> t) : target_(std::move(t)) {
+  symbols_.set_loader([this](const module& m) { return load_module_symbols(m); });
+}
 
 session::~session() {
   // Temporary breakpoints are ours alone; user breakpoints go with the backend's close().
@@ -42,6 +48,14 @@ std::optional<uint64_t> session::register_value(std::string_view name) {
     n = r->name;
   }
   if (target_->find_register(n) == nullptr) return std::nullopt;
+  if (selected_frame_ != 0) {
+    // .frame N: the selected frame's registers (unknown ones have no value).
+    if (auto framed = selected_frame_registers()) {
+      auto it = framed->find(n);
+      if (it == framed->end()) return std::nullopt;
+      return it->second;
+    }
+  }
   auto r = regs();
   if (!r.ok()) return std::nullopt;
   auto it = (*r)->find(n);
@@ -112,28 +126,70 @@ absl::StatusOr<uint64_t> session::sp() {
   return it->second;
 }
 
-void session::refresh_modules() {
+void session::refresh_modules(bool load_elf) {
   if (!modules_stale_ || running() || exited_) return;
-  if (target_->has(TOOLHOST_DT_CAP_MODULES)) {
-    symbols_.set_modules(target_->modules(), [this](const module_info& m) -> std::optional<std::string> {
-      // An ELF image mapped by the kernel (the vDSO): headers, then up to its section table.
-      auto header = target_->read(m.base, 64);
-      if (!header.ok() || header->size() < 64 || header->compare(0, 4, "\x7f" "ELF") != 0 || (*header)[4] != 2) {
-        return std::nullopt;
-      }
-      uint64_t shoff = 0;
-      uint16_t shentsize = 0, shnum = 0;
-      std::memcpy(&shoff, header->data() + 0x28, 8);
-      std::memcpy(&shentsize, header->data() + 0x3a, 2);
-      std::memcpy(&shnum, header->data() + 0x3c, 2);
-      const uint64_t size = shoff + static_cast<uint64_t>(shentsize) * shnum;
-      if (size < 64 || size > (1u << 20)) return std::nullopt;
-      auto image = target_->read(m.base, size);
-      if (!image.ok() || image->size() != size) return std::nullopt;
-      return *image;
-    });
-  }
+  if (target_->has(TOOLHOST_DT_CAP_MODULES)) symbols_.set_modules(target_->modules());
   modules_stale_ = false;
+  if (!load_elf) return;
+  for (const auto& m : symbols_.modules()) {
+    if (m.state == symbol_state::deferred && is_elf_module(m)) symbols_.ensure_loaded(m);
+  }
+}
+
+bool session::is_elf_module(const module& m) const {
+  if (target_->os() == "windows" || m.path.empty()) return false;
+  std::ifstream in(m.path, std::ios::binary);
+  char magic[4] = {};
+  return static_cast<bool>(in.read(magic, 4)) && std::string_view(magic, 4) == "\x7f" "ELF";
+}
+
+absl::StatusOr<std::shared_ptr<const pe::image>> session::module_image(const module& m) {
+  const uint64_t base = m.base, size = m.size;
+  target* t = target_.get();
+  auto image = pe::image::from_memory(m.name, [t, base, size](uint64_t offset, std::span<uint8_t> out) -> size_t {
+    if (size != 0 && offset >= size) return 0;
+    const size_t want = size != 0 ? static_cast<size_t>(std::min<uint64_t>(out.size(), size - offset)) : out.size();
+    auto bytes = t->read(base + offset, want);
+    if (!bytes.ok()) return 0;
+    std::memcpy(out.data(), bytes->data(), bytes->size());
+    return bytes->size();
+  });
+  if (!image.ok()) return image.status();
+  return std::make_shared<const pe::image>(std::move(*image));
+}
+
+module_symbols session::load_module_symbols(const module& m) {
+  // An ELF file the target names (a process's libraries), with its DWARF and CFI ...
+  if (is_elf_module(m)) {
+    if (auto elf = elf_module_symbols(m)) {
+      if (!elf->sources.empty()) add_dwarf_symbols(m, debug_paths_, *elf);
+      return *elf;
+    }
+  }
+  // ... a Linux module with no file (the vDSO): its ELF image in the target's memory ...
+  if (target_->os() != "windows" && m.path.find('/') == std::string::npos) {
+    auto image = memory_image_symbols(m, [this](uint64_t address, size_t size) { return target_->read(address, size); });
+    if (image) return *image;
+  }
+  // ... else a PE image in the target's memory: its exports.
+  module_symbols out;
+  auto image = module_image(m);
+  if (!image.ok()) {
+    out.problem = m.path.empty() && target_->os() != "windows" ? "the target gives no file for it"
+                                                                : std::string(image.status().message());
+    return out;
+  }
+  out.pe_image = *image;
+  out.facts = pe_facts(**image, m.path);
+  auto exports = make_export_source(**image, m.path.substr(m.path.find_last_of("\\/") + 1));
+  if (!exports.ok()) {
+    out.problem = std::string(exports.status().message());
+  } else if (*exports) {
+    out.sources.push_back(std::move(*exports));
+  } else {
+    out.problem = "the image exports nothing";
+  }
+  return out;
 }
 
 void session::refresh_threads() {
@@ -147,7 +203,8 @@ std::string session::instruction_line(uint64_t address, bool with_header) {
   std::string line;
   if (with_header) {
     const std::string sym = symbol_of(address);
-    if (!sym.empty()) line += sym + ":\n";
+    const auto source = symbols_.line_at(address);
+    if (!sym.empty()) line += sym + (source ? " " + source_text(*source) : "") + ":\n";
   }
   auto bytes = target_->read(address, 16);
   if (!bytes.ok()) return line + address_text(address) + " ??              (" + std::string(bytes.status().message()) + ")\n";
@@ -171,10 +228,10 @@ std::string session::instruction_line(uint64_t address, bool with_header) {
   return line + address_text(address) + " " + hexbytes + " " + text + "\n";
 }
 
-std::string session::register_block() {
+std::string session::register_block(const register_values* frame_values) {
   auto r = regs();
   if (!r.ok()) return "";
-  const auto& v = **r;
+  const auto& v = frame_values != nullptr ? *frame_values : **r;
   auto get = [&](const char* n) -> std::optional<uint64_t> {
     auto it = v.find(n);
     return it == v.end() ? std::nullopt : std::optional<uint64_t>(it->second);
@@ -190,10 +247,12 @@ std::string session::register_block() {
         if (!line.empty()) line += ' ';
         std::string label = name;
         if (label.size() < 3) label = " " + label;
-        line += label + "=" + hex16(get(name).value_or(0));
+        // An outer frame's register that its callee's unwind data does not restore.
+        line += label + "=" + (get(name) ? hex16(*get(name)) : std::string(16, '?'));
       }
       out += line + "\n";
     }
+    if (!get("eflags")) return out;  // an outer frame: no flags or segments of its own
     const uint64_t efl = get("eflags").value_or(0);
     static const std::pair<int, const char*> kFlags[] = {{11, "ov"}, {10, "dn"}, {9, "ei"}, {7, "ng"},
                                                          {6, "zr"},  {4, "ac"},  {2, "pe"}, {0, "cy"}};
@@ -256,6 +315,7 @@ void session::clear_temporaries() {
 
 void session::after_stop() {
   registers_.reset();
+  selected_frame_ = 0;
   modules_stale_ = true;
   threads_.clear();
 }
@@ -380,6 +440,14 @@ void session::render_stop(const toolhost_dt_stop_t& stop, const std::string& ban
   out_ += register_block();
   refresh_modules();
   out_ += instruction_line(stop.pc, true);
+  // The stack, as ntoseye renders a stop: its first frames (k shows the rest).
+  constexpr size_t kStopFrames = 5;
+  if (auto frames = walk_stack(kStopFrames + 1); frames.ok() && frames->size() > 1) {
+    const bool more = frames->size() > kStopFrames;
+    if (more) frames->resize(kStopFrames);
+    out_ += stack_text(*frames, false, false, nullptr);
+    if (more) out_ += "(k shows the rest of the stack)\n";
+  }
 }
 
 absl::StatusOr<bool> session::wait_for_stop(clock::time_point deadline) {
@@ -412,6 +480,7 @@ absl::Status session::resume_target(toolhost_dt_resume_t how, std::optional<bool
                                     signals::name_of(signal) + " to the program; `gh` resumes without it");
   }
   registers_.reset();
+  selected_frame_ = 0;
   if (auto s = target_->resume(how, -1, signal); !s.ok()) return s;
   pending_signal_ = 0;
   last_resume_ = how;
@@ -499,8 +568,14 @@ line_result session::run_line(std::string_view line, std::chrono::milliseconds t
   }
   for (const auto& text : commands) {
     if (result.error) break;
-    const parsed_command cmd = parse_command(text);
+    parsed_command cmd = parse_command(text);
     const command_spec* spec = find_command(cmd.name);
+    if (spec == nullptr && cmd.name.size() > 2 && cmd.name.rfind("lm", 0) == 0) {
+      // lmv, lmvm nt, lmDvmnt: lm with its option letters run on.
+      cmd.args = cmd.name.substr(2) + " " + cmd.args;
+      cmd.name = "lm";
+      spec = find_command(cmd.name);
+    }
     if (spec == nullptr) {
       out_ += "Unknown command '" + cmd.name + "'. `help` lists every command.\n";
       result.error = true;

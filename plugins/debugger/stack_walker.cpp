@@ -2,17 +2,10 @@
 
 namespace toolhost::debugger {
 
-std::optional<unwinder_step> cfi_unwinder::unwind(uint64_t pc, bool activation, const unwind_registers& regs,
-                                                  const dwarf::memory_reader& memory) const {
-  auto r = debug_.unwind_step(pc, activation, regs, memory);
-  if (!r) return std::nullopt;
-  return unwinder_step{r->caller, r->signal_frame};
-}
-
 namespace {
 
 // rbp chain: [rbp] is the caller's rbp, [rbp+8] its return address.
-std::optional<unwinder_step> by_frame_pointer(const unwind_registers& regs, const dwarf::memory_reader& memory) {
+std::optional<unwinder_step> by_frame_pointer(const unwind_registers& regs, const stack_reader& memory) {
   const auto fp = regs.value[kRegFp];
   const auto sp = regs.value[kRegSp];
   if (!fp || !sp || *fp < *sp || *fp - *sp > (64u << 20) || (*fp & 7) != 0) return std::nullopt;
@@ -30,7 +23,7 @@ std::optional<unwinder_step> by_frame_pointer(const unwind_registers& regs, cons
 }  // namespace
 
 std::vector<walked_frame> walk_stack(const unwind_registers& start, const unwinder_lookup& unwinder_at,
-                                     const dwarf::memory_reader& memory, size_t max_frames) {
+                                     const stack_reader& memory, size_t max_frames) {
   std::vector<walked_frame> frames;
   if (!start.value[kRegPc] || !start.value[kRegSp] || max_frames == 0) return frames;
   walked_frame current;

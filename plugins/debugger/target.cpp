@@ -34,6 +34,7 @@ void target::describe() {
   if (!doc || !doc->IsObject()) return;
   arch_ = std::string(sdk::string_member(*doc, "arch").value_or(""));
   kind_ = std::string(sdk::string_member(*doc, "kind").value_or(""));
+  os_ = std::string(sdk::string_member(*doc, "os").value_or(""));
   if (const auto* regs = sdk::member(*doc, "registers"); regs != nullptr && regs->IsArray()) {
     uint32_t index = 0;
     for (const auto& r : regs->GetArray()) {

@@ -50,6 +50,7 @@ class target {
   bool has(uint64_t cap) const { return (caps_ & cap) != 0; }
   const std::string& arch() const { return arch_; }
   const std::string& kind() const { return kind_; }  // "process", "system", "dump"
+  const std::string& os() const { return os_; }      // "linux", "windows" or ""
   const std::vector<register_desc>& registers() const { return registers_; }
   const register_desc* find_register(std::string_view name) const;
   const register_desc* register_with_role(std::string_view role) const;
@@ -93,7 +94,7 @@ class target {
   toolhost_debug_target_t* raw_;
   std::string backend_;
   uint64_t caps_ = 0;
-  std::string arch_, kind_;
+  std::string arch_, kind_, os_;
   std::vector<register_desc> registers_;
   std::map<std::string, std::string, std::less<>> hints_;
   size_t register_bytes_ = 0;
