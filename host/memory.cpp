@@ -3,8 +3,6 @@
 #include <malloc.h>
 
 #include <atomic>
-#include <cstdio>
-#include <cstdlib>
 #include <chrono>
 
 namespace toolhost::memory {
@@ -16,6 +14,8 @@ std::atomic<std::chrono::steady_clock::rep> g_released{0};
 
 }  // namespace
 
+void limit_arenas() { mallopt(M_ARENA_MAX, 2); }
+
 void note_release() { g_released.store(std::chrono::steady_clock::now().time_since_epoch().count()); }
 
 void trim_if_due() {
@@ -25,7 +25,6 @@ void trim_if_due() {
   if (now - released < std::chrono::duration_cast<std::chrono::steady_clock::duration>(kSettle).count()) return;
   if (!g_released.compare_exchange_strong(released, 0)) return;  // a later release: wait for it
   malloc_trim(0);
-  if (getenv("TOOLHOST_MALLOC_INFO")) fprintf(stderr, "trim\n");
 }
 
 }  // namespace toolhost::memory

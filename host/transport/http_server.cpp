@@ -2,8 +2,6 @@
 
 #include <toolhost/sdk/strings.hpp>
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <atomic>
 #include <memory>
@@ -150,6 +148,7 @@ class io_threads {
 }  // namespace
 
 int serve(const options& opts, const std::vector<endpoint>& endpoints, const std::function<bool()>& stop_requested) {
+  memory::limit_arenas();
   server_context ctx(opts);
   for (const auto& e : endpoints) {
     ctx.endpoints.push_back(std::make_unique<endpoint_state>(e.path, e.server, opts.sessions));
@@ -203,12 +202,10 @@ int serve(const options& opts, const std::vector<endpoint>& endpoints, const std
       peak_load = std::max(peak_load, peak);
       if (peak_load - load >= 32) {
         memory::note_release();
-        if (!getenv("NO_IO_REFRESH")) pool.refresh();
-        if (getenv("TOOLHOST_MALLOC_INFO")) log::info("http", cat("refresh at load ", load));
+        pool.refresh();
         peak_load = load;
       }
       memory::trim_if_due();
-      if (const char* f = getenv("TOOLHOST_MALLOC_INFO")) { if (load == 0) { FILE* o = fopen(f, "w"); malloc_info(0, o); fclose(o);} }
       arm_sweep();
     });
   };

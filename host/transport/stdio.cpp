@@ -49,6 +49,7 @@ int take_stdout() {
 }
 
 int serve_stdio(mcp::server& srv, int protocol_fd, const std::function<bool()>& stop_requested) {
+  memory::limit_arenas();
   std::mutex write_mutex;
   bool broken = false;
   auto send = [&](mcp::outgoing message) {
