@@ -20,6 +20,7 @@
 #include "host/plugins/instance.hpp"
 #include "host/plugins/loader.hpp"
 #include "host/plugins/registry.hpp"
+#include "host/policy/permission_rows.hpp"
 
 namespace toolhost::mcp {
 
@@ -64,6 +65,18 @@ class server final : public plugins::host_events {
   // Server instructions: what the plugins registered plus what providers offer now.
   std::string instructions() const;
 
+  // What the configuration gets wrong that only the plugins' registrations reveal (a permission
+  // row naming no kind, settings for a tool nobody serves), known once loading finished.
+  // Errors refuse every tool call with config_error(): a typo in a row meant to refuse a tool
+  // must not leave it allowed. Warnings are logged only.
+  const std::vector<policy::row_problem>& config_problems() const { return config_problems_; }
+  const std::string& config_error() const { return config_error_; }
+  // This server is the only one the process serves, so --allow/--deny/--ask rows must name its
+  // kinds (with several, each row belongs to one of them). Call before loading.
+  void set_serves_alone(bool alone) { serves_alone_ = alone; }
+  // The plugins of this server that did not start (not found, not trusted, init failed...).
+  std::vector<std::string> plugins_not_started() const;
+
   // Providers' tools: JSON arrays merged after the static tools, with the permission kind
   // remembered for calls. Called for tools/list; find_provided_tool refreshes when needed.
   std::vector<std::pair<std::string, std::string>> provided_tool_listings_named();  // name, listing
@@ -79,6 +92,7 @@ class server final : public plugins::host_events {
 
  private:
   void load();
+  void check_config();
   template <class F>
   void for_each_session(F&& fn);
 
@@ -88,6 +102,9 @@ class server final : public plugins::host_events {
   plugins::registry registry_;
   std::vector<std::unique_ptr<plugins::instance>> instances_;
   std::string home_;
+  std::vector<policy::row_problem> config_problems_;
+  std::string config_error_;
+  bool serves_alone_ = false;
 
   std::atomic<bool> ready_{false};
   mutable std::mutex ready_mutex_;

@@ -548,6 +548,11 @@ void session::tools_call(const std::string& id, const rapidjson::Value* params, 
   }
   run_async(id, b, [this, call, args, b] {
     std::string result = [&]() -> std::string {
+      if (!server_.config_error().empty()) {
+        return sdk::result::error(cat("toolhost refuses the tools of server '", server_.name(),
+                                      "' until the user fixes its configuration: ", server_.config_error()))
+            .to_json();
+      }
       const plugins::tool* t = server_.registry().find_tool(call->name);
       std::optional<provided_tool> provided;
       if (t == nullptr) provided = server_.find_provided_tool(call->name);
