@@ -14,6 +14,7 @@
 #include "host/commands/commands.hpp"
 #include "host/commands/setup.hpp"
 #include "host/log.hpp"
+#include "host/mcp/fault_log.hpp"
 #include "host/mcp/server.hpp"
 #include "host/plugins/loader.hpp"
 #include "host/policy/file_trust.hpp"
@@ -130,6 +131,7 @@ int serve(const cli::options& o) {
     return 1;
   }
   watch_signals();
+  mcp::fault_log::install();
   if (o.http.empty()) watch_parent();  // an HTTP server may outlive the shell that started it
   auto cfg = load_config(o);
   if (!cfg) return 2;

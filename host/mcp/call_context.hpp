@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -20,6 +21,9 @@ struct call_state {
   std::string progress_token;  // JSON text, empty when the client asked for no progress
   std::string meta_json = "{}";
   std::atomic<bool> cancelled{false};
+  // The client has its answer (the result, or the time limit's error): nothing more is sent.
+  std::atomic<bool> answered{false};
+  uint64_t deadline = 0;  // the call's entry in the server's deadlines, 0 for none
 
   // Marks the call cancelled and runs the plugin's cancel handler once.
   void cancel();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "host/config/config.hpp"
+#include "host/mcp/deadlines.hpp"
 #include "host/mcp/worker_pool.hpp"
 #include "host/plugins/instance.hpp"
 #include "host/plugins/loader.hpp"
@@ -57,6 +58,7 @@ class server final : public plugins::host_events {
   plugins::registry& registry() { return registry_; }
   const std::vector<std::unique_ptr<plugins::instance>>& instances() const { return instances_; }
   worker_pool& workers() { return workers_; }
+  mcp::deadlines& deadlines() { return deadlines_; }
   const std::string& home() const { return home_; }
 
   // The effective setting of a permission kind in this server.
@@ -119,6 +121,7 @@ class server final : public plugins::host_events {
   std::unordered_map<std::string, provided_tool> provided_;
 
   worker_pool workers_;
+  mcp::deadlines deadlines_;
   bool shut_down_ = false;
 };
 

@@ -18,14 +18,25 @@
 
 #include "host/log.hpp"
 #include "host/mcp/call_context.hpp"
+#include "host/mcp/fault_log.hpp"
 #include "host/mcp/jsonrpc.hpp"
 #include "host/mcp/pagination.hpp"
+#include "host/mcp/request_checks.hpp"
 #include "host/mcp/uri_template.hpp"
 #include "host/policy/permissions.hpp"
 #include "host/policy/privacy.hpp"
+#include "host/utf8.hpp"
 
 namespace toolhost::mcp {
 namespace {
+
+// The raw message being handled on this thread and its place in a batch (-1: not in one), for
+// the few checks that need its text rather than the parsed value.
+struct incoming_text {
+  std::string_view text;
+  int index = -1;
+};
+thread_local incoming_text t_incoming;
 
 constexpr const char* kLevels[] = {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
 
@@ -101,6 +112,15 @@ std::string session::client_capabilities_json() const {
 
 void session::send(outgoing message) {
   if (closed_) return;
+  // Every byte the server sends passes here: the privacy filter and the UTF-8 repair apply to
+  // answers, progress, logs, list changes and requests to the client alike.
+  if (server_.settings().privacy.hide_home_in_paths && !server_.home().empty()) {
+    message.json = policy::hide_home_in_message(std::move(message.json), server_.home());
+  }
+  if (utf8::first_invalid(message.json) != std::string::npos) {
+    log::warning("session", "a plugin sent text that is not UTF-8; its bad bytes reach the client as U+FFFD");
+    message.json = utf8::repaired(message.json);
+  }
   sink_(std::move(message));
 }
 
@@ -108,6 +128,15 @@ void session::send(outgoing message) {
 
 handled session::handle(std::string_view text) {
   handled out;
+  // JSON text is UTF-8 (RFC 8259): anything else is refused whole, so no malformed byte of it is
+  // ever handed to a plugin or echoed in an error.
+  if (const size_t bad = utf8::first_invalid(text); bad != std::string_view::npos) {
+    out.parse_error = true;
+    send({jsonrpc::error_message("null", jsonrpc::kParseError,
+                                 cat("Parse error: the message is not valid UTF-8 (byte ", bad, ")")),
+          "", false});
+    return out;
+  }
   rapidjson::Document doc;
   doc.Parse(text.data(), text.size());
   if (doc.HasParseError()) {
@@ -119,7 +148,9 @@ handled session::handle(std::string_view text) {
     return out;
   }
   if (!doc.IsArray()) {
+    t_incoming = {text, -1};
     handle_one(doc, nullptr, out);
+    t_incoming = {};
     return out;
   }
   // Batches exist only in 2025-03-26; every other version sends one message at a time.
@@ -132,7 +163,12 @@ handled session::handle(std::string_view text) {
     return out;
   }
   auto b = std::make_shared<batch>();
-  for (const auto& item : doc.GetArray()) handle_one(item, b, out);
+  int index = 0;
+  for (const auto& item : doc.GetArray()) {
+    t_incoming = {text, index++};
+    handle_one(item, b, out);
+  }
+  t_incoming = {};
   std::string combined;
   {
     std::lock_guard lock(b->mutex);
@@ -348,18 +384,6 @@ void session::run_async(const std::string& id, const std::shared_ptr<batch>& b, 
   if (!queued) respond_error(id, jsonrpc::kInternalError, "Internal error: too many requests in flight; retry later", b);
 }
 
-std::string session::filtered(std::string json) const {
-  if (!server_.settings().privacy.hide_home_in_paths || server_.home().empty() ||
-      json.find(server_.home()) == std::string::npos) {
-    return json;
-  }
-  rapidjson::Document doc;
-  doc.Parse(json.c_str(), json.size());
-  if (doc.HasParseError()) return json;
-  policy::hide_home(doc, doc.GetAllocator(), server_.home());
-  return sdk::to_json(doc);
-}
-
 // ---- Lifecycle ------------------------------------------------------------------------------
 
 std::string session::initialize(const rapidjson::Value* params) {
@@ -447,6 +471,7 @@ void session::resource_updated(std::string_view uri) {
 }
 
 void session::send_progress(call_state& call, double progress, double total, const char* message) {
+  if (call.answered) return;
   std::string params = cat(R"({"progressToken":)", call.progress_token, R"(,"progress":)", progress);
   if (total >= 0) append(params, R"(,"total":)", total);
   if (message != nullptr) append(params, R"(,"message":)", sdk::quote(message));
@@ -527,14 +552,28 @@ void session::tools_call(const std::string& id, const rapidjson::Value* params, 
     respond_error(id, jsonrpc::kInvalidParams, "Invalid params: \"arguments\" must be an object", b);
     return;
   }
+  if (arguments != nullptr) {
+    if (auto where = nul_byte_in(*arguments)) {
+      respond(id,
+              sdk::result::error(cat("The argument ", *where, " contains a NUL byte (\\u0000), which no path, name ",
+                                     "or command can hold; send it without one."))
+                  .to_json(),
+              b);
+      return;
+    }
+  }
   auto call = std::make_shared<call_state>();
   call->id = id;
   call->name = name;
   if (const rapidjson::Value* meta = object_param(params, "_meta")) {
     call->meta_json = sdk::to_json(*meta);
-    if (const rapidjson::Value* token = sdk::member(*meta, "progressToken");
-        token != nullptr && (token->IsString() || token->IsNumber())) {
-      call->progress_token = sdk::to_json(*token);
+    if (const rapidjson::Value* token = sdk::member(*meta, "progressToken")) {
+      auto text = progress_token_text(*token, t_incoming.text, t_incoming.index);
+      if (!text.ok()) {
+        respond_error(id, jsonrpc::kInvalidParams, view(text.status().message()), b);
+        return;
+      }
+      call->progress_token = *std::move(text);
     }
   }
   const std::string args = arguments != nullptr ? sdk::to_json(*arguments) : "{}";
@@ -545,6 +584,14 @@ void session::tools_call(const std::string& id, const rapidjson::Value* params, 
                     b);
       return;
     }
+  }
+  // The limit counts from now: a call queued behind a tool that never returns is answered too.
+  if (const uint32_t limit = server_.settings().call_timeout_for(name); limit > 0) {
+    std::weak_ptr<session> weak = weak_from_this();
+    call->deadline = server_.deadlines().add(deadlines::clock::now() + std::chrono::milliseconds(limit),
+                                             [weak, call, b, limit] {
+                                               if (auto self = weak.lock()) self->time_out(call, b, limit);
+                                             });
   }
   run_async(id, b, [this, call, args, b] {
     std::string result = [&]() -> std::string {
@@ -562,6 +609,7 @@ void session::tools_call(const std::string& id, const rapidjson::Value* params, 
         call_context context(shared_from_this(), call);
         for (const auto& p : server_.registry().providers()) {
           if (p.desc.call_tool == nullptr) continue;
+          fault_log::in_call running("tool", call->name, p.owner, server_.name());
           sdk::string_writer out;
           if (p.desc.call_tool(p.desc.user_data, context.raw(), call->name.c_str(), args.data(), args.size(),
                                out.raw())) {
@@ -602,20 +650,29 @@ void session::tools_call(const std::string& id, const rapidjson::Value* params, 
 
       sdk::string_writer out;
       if (t != nullptr) {
-        std::unique_lock<std::mutex> serial;
-        if (t->serial) serial = std::unique_lock<std::mutex>(*t->serial);
+        std::unique_lock<std::timed_mutex> serial;
+        if (t->serial) {
+          serial = std::unique_lock<std::timed_mutex>(*t->serial, std::defer_lock);
+          // Its turn may never come (a call before it that never returns): wait while it is wanted.
+          while (!serial.try_lock_for(std::chrono::milliseconds(50))) {
+            if (call->cancelled) return "{}";
+          }
+        }
         if (call->cancelled) return "{}";  // cancelled while it waited for its turn
+        fault_log::in_call running("tool", call->name, t->owner, server_.name());
         t->call(t->user_data, context.raw(), args.data(), args.size(), out.raw());
-      } else if (!provided->provider->desc.call_tool(provided->provider->desc.user_data, context.raw(),
-                                                     call->name.c_str(), args.data(), args.size(), out.raw())) {
-        return "";
+      } else {
+        fault_log::in_call running("tool", call->name, provided->provider->owner, server_.name());
+        if (!provided->provider->desc.call_tool(provided->provider->desc.user_data, context.raw(), call->name.c_str(),
+                                                args.data(), args.size(), out.raw())) {
+          return "";
+        }
       }
       return finish_result(call, out.take());
     }();
-    {
-      std::lock_guard lock(mutex_);
-      calls_.erase(call->id);
-    }
+    if (call->deadline != 0) server_.deadlines().remove(call->deadline);
+    forget(call);
+    if (call->answered.exchange(true)) return;  // its time limit answered it already
     if (call->cancelled) {  // the client gave up on it: nothing more is sent for this request
       send({"", call->id, true});
       return;
@@ -625,6 +682,26 @@ void session::tools_call(const std::string& id, const rapidjson::Value* params, 
     }
     respond(call->id, result, b);
   });
+}
+
+void session::forget(const std::shared_ptr<call_state>& call) {
+  std::lock_guard lock(mutex_);
+  if (auto it = calls_.find(call->id); it != calls_.end() && it->second == call) calls_.erase(it);
+}
+
+void session::time_out(const std::shared_ptr<call_state>& call, const std::shared_ptr<batch>& b, uint32_t limit_ms) {
+  if (call->answered.exchange(true)) return;
+  forget(call);
+  log::warning("session", cat("tool ", call->name, " (request ", call->id, ") did not finish within ", limit_ms,
+                              " ms; answered with an error and cancelled"));
+  respond(call->id,
+          sdk::result::error(cat("The tool ", call->name, " did not finish within ", limit_ms,
+                                 " ms (call_timeout_ms of server '", server_.name(),
+                                 "'), so toolhost stopped waiting and asked it to stop. It may still be busy; calls ",
+                                 "of it that wait their turn meanwhile time out the same way."))
+              .to_json(),
+          b);
+  call->cancel();
 }
 
 std::string session::finish_result(const std::shared_ptr<call_state>& call, std::string raw) {
@@ -638,10 +715,9 @@ std::string session::finish_result(const std::shared_ptr<call_state>& call, std:
                                            "this is a bug in its plugin."))
         .to_json();
   }
-  if (server_.settings().privacy.hide_home_in_paths && !server_.home().empty()) {
-    policy::hide_home(doc, doc.GetAllocator(), server_.home());
-  }
-  return sdk::to_json(doc);
+  // One message is one line on stdio: a result written over several lines is made compact.
+  if (raw.find_first_of("\r\n") != std::string::npos) return sdk::to_json(doc);
+  return raw;
 }
 
 // ---- Resources, prompts, completion ---------------------------------------------------------
@@ -683,7 +759,8 @@ void session::resources_read(const std::string& id, const rapidjson::Value* para
   call->name = uri;
   run_async(id, b, [this, id, uri, call, b] {
     call_context context(shared_from_this(), call);
-    auto attempt = [&](toolhost_resource_read_fn read, void* ud) -> bool {
+    auto attempt = [&](toolhost_resource_read_fn read, void* ud, const std::string& owner) -> bool {
+      fault_log::in_call running("resource", uri, owner, server_.name());
       sdk::string_writer out;
       const toolhost_status_t s = read(ud, context.raw(), uri.c_str(), out.raw());
       if (s == TOOLHOST_ERR_NOT_FOUND) return false;
@@ -693,18 +770,18 @@ void session::resources_read(const std::string& id, const rapidjson::Value* para
                       b);
         return true;
       }
-      respond(id, filtered(out.take()), b);
+      respond(id, out.take(), b);
       return true;
     };
     // Fixed URIs first, then templates, then providers.
     for (const auto& r : server_.registry().resources()) {
-      if (!r.is_template && r.uri == uri && attempt(r.read, r.user_data)) return;
+      if (!r.is_template && r.uri == uri && attempt(r.read, r.user_data, r.owner)) return;
     }
     for (const auto& r : server_.registry().resources()) {
-      if (r.is_template && uri_template_matches(r.uri, uri) && attempt(r.read, r.user_data)) return;
+      if (r.is_template && uri_template_matches(r.uri, uri) && attempt(r.read, r.user_data, r.owner)) return;
     }
     for (const auto& p : server_.registry().providers()) {
-      if (p.desc.read_resource != nullptr && attempt(p.desc.read_resource, p.desc.user_data)) return;
+      if (p.desc.read_resource != nullptr && attempt(p.desc.read_resource, p.desc.user_data, p.owner)) return;
     }
     respond_error(id, jsonrpc::kResourceNotFound, cat("Resource not found: ", uri), b,
                   cat(R"({"uri":)", sdk::quote(uri), "}"));
@@ -748,16 +825,18 @@ void session::prompts_get(const std::string& id, const rapidjson::Value* params,
     sdk::string_writer out;
     toolhost_status_t s = TOOLHOST_ERR_NOT_FOUND;
     if (const plugins::prompt* p = server_.registry().find_prompt(name)) {
+      fault_log::in_call running("prompt", name, p->owner, server_.name());
       s = p->get(p->user_data, context.raw(), args.c_str(), out.raw());
     } else {
       for (const auto& pr : server_.registry().providers()) {
         if (pr.desc.get_prompt == nullptr) continue;
+        fault_log::in_call running("prompt", name, pr.owner, server_.name());
         s = pr.desc.get_prompt(pr.desc.user_data, context.raw(), name.c_str(), args.c_str(), out.raw());
         if (s != TOOLHOST_ERR_NOT_FOUND) break;
         out.take();
       }
     }
-    if (s == TOOLHOST_OK) return respond(id, filtered(out.take()), b);
+    if (s == TOOLHOST_OK) return respond(id, out.take(), b);
     if (s == TOOLHOST_ERR_NOT_FOUND) return respond_error(id, jsonrpc::kInvalidParams, cat("Unknown prompt: ", name), b);
     if (s == TOOLHOST_ERR_INVALID_ARGUMENT) {
       return respond_error(id, jsonrpc::kInvalidParams, out.text().empty() ? "Invalid prompt arguments" : out.text(), b);

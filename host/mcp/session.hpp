@@ -106,8 +106,11 @@ class session : public std::enable_shared_from_this<session> {
   void complete(const std::string& id, const rapidjson::Value* params, const std::shared_ptr<batch>& batch);
 
   void run_tool(const std::shared_ptr<call_state>& call);
+  // The call's time limit passed: answers it with a tool error and cancels it.
+  void time_out(const std::shared_ptr<call_state>& call, const std::shared_ptr<batch>& batch, uint32_t limit_ms);
+  // Removes `call` from the calls in flight, unless its id now belongs to another call.
+  void forget(const std::shared_ptr<call_state>& call);
   std::string finish_result(const std::shared_ptr<call_state>& call, std::string raw);
-  std::string filtered(std::string json) const;
 
   server& server_;
   sink sink_;
