@@ -236,3 +236,43 @@ test("unknown flags and commands get a did-you-mean, and errors carry no interna
   assert.equal(r.code, 2);
   assert.match(r.stderr, /^toolhost: no server named 'exampel' in \S+example\.toml; did you mean 'example'\? \(servers: /);
 });
+
+test("--token-file reads the bearer token from a file only its owner can read", async () => {
+  const root = scratch("token");
+  const file = path.join(root, "token");
+  fs.writeFileSync(file, "s3cret-token\n", { mode: 0o600 });
+  const { spawn } = await import("node:child_process");
+  const child = spawn(TOOLHOST, ["--config", EXAMPLE_CONFIG, "--server", "example", "--http", "127.0.0.1:0", "--token-file", file], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let err = "";
+  const url = await new Promise((resolve, reject) => {
+    child.stderr.on("data", (d) => {
+      err += d;
+      const m = err.match(/at (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
+      if (m) resolve(m[1]);
+    });
+    child.on("exit", (code) => reject(new Error(`toolhost exited with ${code}: ${err}`)));
+  });
+  const post = (auth) =>
+    fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(auth ? { authorization: auth } : {}) },
+      body: INIT,
+    });
+  assert.equal((await post()).status, 401);
+  assert.equal((await post("Bearer wrong")).status, 401);
+  assert.equal((await post("Bearer s3cret-token")).status, 200);
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill("SIGTERM");
+  await exited;
+  // The command line never shows the token; --help says why to prefer the file.
+  const help = (await run(TOOLHOST, ["--help"])).stdout;
+  assert.match(help, /--token TOKEN .*every local user can\s+read it \(\/proc\/PID\/cmdline\)/s);
+  // A token file others can read is refused, with the fix.
+  fs.chmodSync(file, 0o644);
+  const r = await run(TOOLHOST, ["--config", EXAMPLE_CONFIG, "--server", "example", "--http", "127.0.0.1:0", "--token-file", file]);
+  assert.equal(r.code, 2);
+  assert.equal(r.stderr, `toolhost: the token file ${file} can be read by others (mode 0644); keep it to yourself with: chmod 600 ${file}\n`);
+  fs.rmSync(root, { recursive: true, force: true });
+});
