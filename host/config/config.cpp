@@ -271,7 +271,8 @@ namespace {
 
 // Moves every value of `overlay` into `base`: tables merge, anything else replaces.
 void merge(toml::table& base, toml::table& overlay) {
-  for (auto&& [key, value] : overlay) {
+  for (auto&& [k, value] : overlay) {
+    const toml::key& key = k;  // a structured binding cannot be captured before C++20 in clang 14
     toml::node* existing = base.get(key.str());
     if (existing != nullptr && existing->is_table() && value.is_table()) {
       merge(*existing->as_table(), *value.as_table());

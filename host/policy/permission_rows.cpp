@@ -16,7 +16,9 @@ std::string_view prefix_of(std::string_view id) { return id.substr(0, id.find('.
 
 std::vector<row_problem> unknown_rows(const config::permission_rows& rows, const known_kinds& known) {
   std::vector<row_problem> out;
-  for (const auto& [kind, row] : rows) {
+  for (const auto& entry : rows) {
+    const std::string& kind = entry.first;
+    const config::permission_row& row = entry.second;
     if (std::find(known.ids.begin(), known.ids.end(), kind) != known.ids.end()) continue;
     const std::string guess = closest(kind, known.ids);
     const bool same_prefix =
