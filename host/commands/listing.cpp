@@ -236,11 +236,11 @@ int tools(const cli::options& o) {
     std::string name, plugin, kind, listing;
   };
   std::vector<listed> items;
-  for (const auto& t : srv.registry().tools()) items.push_back({t.name, t.owner, t.permission_kind, t.listing});
-  for (auto& [name, listing] : srv.provided_tool_listings_named()) {
-    auto provided = srv.find_provided_tool(name);
-    items.push_back({name, provided ? provided->provider->owner : "", provided ? provided->permission_kind : "",
-                     listing});
+  for (auto& [name, listing] : srv.catalog().tools()) {  // what tools/list gives an agent
+    auto target = srv.catalog().find_tool(name);
+    if (!target) continue;
+    items.push_back({name, target->tool != nullptr ? target->tool->owner : target->provider->owner,
+                     target->permission_kind, listing});
   }
   auto setting_of = [&](const std::string& kind_id) {
     const plugins::permission_kind* kind = srv.registry().find_kind(kind_id);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "host/config/config.hpp"
+#include "host/mcp/catalog.hpp"
 #include "host/mcp/deadlines.hpp"
 #include "host/mcp/worker_pool.hpp"
 #include "host/plugins/instance.hpp"
@@ -26,12 +27,6 @@
 namespace toolhost::mcp {
 
 class session;
-
-// A tool a provider serves, as the host remembers it between a list and a call.
-struct provided_tool {
-  const plugins::provider* provider = nullptr;
-  std::string permission_kind;
-};
 
 class server final : public plugins::host_events {
  public:
@@ -56,6 +51,8 @@ class server final : public plugins::host_events {
   const config::server& settings() const { return settings_; }
   const std::string& name() const { return settings_.name; }
   plugins::registry& registry() { return registry_; }
+  // Which plugin serves each name, and the lists clients page through.
+  mcp::catalog& catalog() { return catalog_; }
   const std::vector<std::unique_ptr<plugins::instance>>& instances() const { return instances_; }
   worker_pool& workers() { return workers_; }
   mcp::deadlines& deadlines() { return deadlines_; }
@@ -78,11 +75,6 @@ class server final : public plugins::host_events {
   void set_serves_alone(bool alone) { serves_alone_ = alone; }
   // The plugins of this server that did not start (not found, not trusted, init failed...).
   std::vector<std::string> plugins_not_started() const;
-
-  // Providers' tools: JSON arrays merged after the static tools, with the permission kind
-  // remembered for calls. Called for tools/list; find_provided_tool refreshes when needed.
-  std::vector<std::pair<std::string, std::string>> provided_tool_listings_named();  // name, listing
-  std::optional<provided_tool> find_provided_tool(std::string_view name);
 
   void attach(session* s);
   void detach(session* s);
@@ -116,9 +108,7 @@ class server final : public plugins::host_events {
   std::mutex sessions_mutex_;
   std::vector<session*> sessions_;
 
-  std::mutex provided_mutex_;
-  bool provided_valid_ = false;
-  std::unordered_map<std::string, provided_tool> provided_;
+  mcp::catalog catalog_;
 
   worker_pool workers_;
   mcp::deadlines deadlines_;

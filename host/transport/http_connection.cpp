@@ -301,6 +301,9 @@ class connection : public connection_table::member, public std::enable_shared_fr
       result = session->post(body);
     }
     if (result.status == 400) return reply(bhttp::status::bad_request, result.body);
+    if (result.status == 404) {
+      return reply(bhttp::status::not_found, error_body("Session not found: it ended; initialize again"));
+    }
     if (result.status == 202) return reply(bhttp::status::accepted, "");
     begin_stream(session, result.stream, 0, true);
   }

@@ -1,0 +1,156 @@
+// tools/list and tools/call: the catalog answers which plugin serves a name, the permission policy
+// (with the approval form of host/policy/approval.hpp) whether the call may run, and the call runs
+// on a worker with its own context (progress, cancellation, questions to the client).
+#include <toolhost/sdk/strings.hpp>
+
+#include <toolhost/sdk/json.hpp>
+#include <toolhost/sdk/result.hpp>
+#include <toolhost/sdk/writer.hpp>
+
+#include "host/log.hpp"
+#include "host/mcp/call_context.hpp"
+#include "host/mcp/jsonrpc.hpp"
+#include "host/mcp/request_checks.hpp"
+#include "host/mcp/session.hpp"
+#include "host/mcp/session_params.hpp"
+#include "host/policy/approval.hpp"
+#include "host/policy/permissions.hpp"
+
+namespace toolhost::mcp {
+
+void session::tools_list(const request_ptr& request, const rapidjson::Value* params) {
+  const std::string cursor = string_param(params, "cursor");
+  run_async(request, [this, request, cursor] { respond_page(request, "tools", server_.catalog().tools(), cursor); });
+}
+
+void session::tools_call(const request_ptr& request, const rapidjson::Value* params) {
+  const std::string name = string_param(params, "name");
+  if (name.empty()) {
+    return respond_error(request, jsonrpc::kInvalidParams, "Invalid params: \"name\" (the tool to call) is required");
+  }
+  const rapidjson::Value* arguments = params != nullptr ? sdk::member(*params, "arguments") : nullptr;
+  if (arguments != nullptr && !arguments->IsObject()) {
+    return respond_error(request, jsonrpc::kInvalidParams, "Invalid params: \"arguments\" must be an object");
+  }
+  // A C plugin would see only the part before a NUL (the debugger's `open` opened that prefix):
+  // refused here, once for every plugin.
+  if (arguments != nullptr) {
+    if (auto where = nul_byte_in(*arguments)) {
+      return respond(request, sdk::result::error(cat("The argument ", *where, " contains a NUL byte (\\u0000), ",
+                                                     "which no path, name or command can hold; send it without one."))
+                                  .to_json());
+    }
+  }
+  auto call = std::make_shared<call_state>();
+  call->id = request->id;
+  call->name = name;
+  call->request = request;
+  call->progress_token = request->progress_token;
+  if (const rapidjson::Value* meta = object_param(params, "_meta")) call->meta_json = sdk::to_json(*meta);
+  const std::string args = arguments != nullptr ? sdk::to_json(*arguments) : "{}";
+  {
+    std::lock_guard lock(mutex_);
+    if (!calls_.emplace(request->id, call).second) {
+      return respond_error(request, jsonrpc::kInvalidRequest,
+                           cat("Invalid Request: request id ", request->id, " is already in use"));
+    }
+  }
+  // The limit counts from now: a call queued behind a tool that never returns is answered too.
+  if (const uint32_t limit = server_.settings().call_timeout_for(name); limit > 0) {
+    std::weak_ptr<session> weak = weak_from_this();
+    call->deadline = server_.deadlines().add(deadlines::clock::now() + std::chrono::milliseconds(limit),
+                                             [weak, call, limit] {
+                                               if (auto self = weak.lock()) self->time_out(call, limit);
+                                             });
+  }
+  run_async(request, [this, request, call, args] {
+    std::string result = run_tool(call, args);
+    if (call->deadline != 0) server_.deadlines().remove(call->deadline);
+    forget_call(call);
+    if (call->answered.exchange(true)) return;  // its time limit answered it already
+    if (call->cancelled) {  // the client gave up on it: nothing more is sent for this request
+      send(request->reply, {"", request->id, true});
+      return;
+    }
+    if (result.empty()) return respond_error(request, jsonrpc::kInvalidParams, cat("Unknown tool: ", call->name));
+    respond(request, result);
+  });
+}
+
+// The CallToolResult of one call, or "" when no plugin serves the name.
+std::string session::run_tool(const std::shared_ptr<call_state>& call, const std::string& args) {
+  if (!server_.config_error().empty()) {
+    return sdk::result::error(cat("toolhost refuses the tools of server '", server_.name(),
+                                  "' until the user fixes its configuration: ", server_.config_error()))
+        .to_json();
+  }
+  catalog& tools = server_.catalog();
+  call_context context(shared_from_this(), call);
+  const auto target = tools.find_tool(call->name);
+  if (!target) {
+    // A name nobody listed may still be one a provider hides on purpose (a proxy's deny list) and
+    // wants to explain; providers answer such names only with an error.
+    sdk::string_writer out;
+    return tools.call_unlisted_tool(context.raw(), call->name, args, out) ? finish_result(call, out.take()) : "";
+  }
+  const plugins::permission_kind* kind = server_.registry().find_kind(target->permission_kind);
+  if (kind == nullptr) kind = server_.registry().find_kind(plugins::kRunKind);
+  const bool suggestion = (target->flags & TOOLHOST_TOOL_SUGGESTION) != 0 ||
+                          ((target->flags & TOOLHOST_TOOL_REVIEWABLE) != 0 && server_.settings().review_edits);
+  const policy::tool_request question{call->name, server_.name(), kind->id, kind->label, server_.permission_of(*kind),
+                                      suggestion, server_.global().path};
+  const policy::decision d = policy::authorize(
+      question, [&](const std::string& message, const std::string& schema) -> std::optional<policy::answer> {
+        std::string answer;
+        const int32_t status =
+            client_request(*call, "elicitation/create", policy::approval_request(message, schema), 0, answer);
+        if (status == TOOLHOST_ERR_UNSUPPORTED) return std::nullopt;  // the client cannot be asked
+        return policy::read_approval(status == TOOLHOST_OK, answer);
+      });
+  if (!d.allowed) return sdk::result::error(d.message).to_json();
+  if (call->cancelled) return "{}";
+
+  sdk::string_writer out;
+  std::unique_lock<std::timed_mutex> serial;
+  if (target->tool != nullptr && target->tool->serial) {
+    serial = std::unique_lock<std::timed_mutex>(*target->tool->serial, std::defer_lock);
+    // Its turn may never come (a call before it that never returns): wait while it is wanted.
+    while (!serial.try_lock_for(std::chrono::milliseconds(50))) {
+      if (call->cancelled) return "{}";
+    }
+  }
+  if (call->cancelled) return "{}";  // cancelled while it waited for its turn
+  if (!tools.call_tool(*target, context.raw(), call->name, args, out)) return "";
+  return finish_result(call, out.take());
+}
+
+std::string session::finish_result(const std::shared_ptr<call_state>& call, std::string raw) {
+  rapidjson::Document doc;
+  doc.Parse(raw.c_str(), raw.size());
+  const rapidjson::Value* content = doc.HasParseError() ? nullptr : sdk::member(doc, "content");
+  if (content == nullptr || !content->IsArray()) {
+    log::warning("session", cat("tool ", call->name, " returned an invalid result: ", raw.substr(0, 200)));
+    return sdk::result::error(cat("The tool ", call->name,
+                                  " returned an invalid result (not an MCP CallToolResult); this is a bug in its plugin."))
+        .to_json();
+  }
+  // One message is one line on stdio: a result written over several lines is made compact.
+  if (raw.find_first_of("\r\n") != std::string::npos) return sdk::to_json(doc);
+  return raw;
+}
+
+void session::time_out(const std::shared_ptr<call_state>& call, uint32_t limit_ms) {
+  if (call->answered.exchange(true)) return;
+  forget_call(call);
+  log::warning("session", cat("tool ", call->name, " (request ", call->id, ") did not finish within ", limit_ms,
+                              " ms; answered with an error and cancelled"));
+  respond(call->request,
+          sdk::result::error(cat("The tool ", call->name, " did not finish within ", limit_ms,
+                                 " ms (call_timeout_ms of server '", server_.name(),
+                                 "'), so toolhost stopped waiting and asked it to stop. It may still be busy; calls ",
+                                 "of it that wait their turn meanwhile time out the same way."))
+              .to_json());
+  call->cancel();
+}
+
+}  // namespace toolhost::mcp
