@@ -114,7 +114,10 @@ int plugins(const cli::options& o) {
   for (const auto* lib : libs) {
     if (lib->status == plugins::load_status::loaded && !lib->id.empty()) everything.plugins.push_back(lib->id);
   }
-  mcp::server srv(*cfg, chosen != nullptr ? *chosen : everything, loader);
+  // Listing mode (TOOLHOST_HOST_LISTING): plugins register, but start nothing (no upstreams).
+  config::server shown = chosen != nullptr ? *chosen : everything;
+  shown.listing = true;
+  mcp::server srv(*cfg, shown, loader);
   srv.load_now();
 
   auto owned = [&](const std::string& owner, const auto& items, auto name_of) {

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "host/plugins/crash_guard.hpp"
+
 namespace toolhost::mcp::fault_log {
 namespace {
 
@@ -77,17 +79,6 @@ struct line {
   }
 };
 
-const char* signal_name(int sig) {
-  switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGILL: return "SIGILL";
-    case SIGFPE: return "SIGFPE";
-    case SIGABRT: return "SIGABRT";
-    default: return "a fatal signal";
-  }
-}
-
 // The calls running on other threads, after the one that failed.
 void add_others(line& l) {
   int listed = 0;
@@ -103,7 +94,7 @@ void add_others(line& l) {
 void on_fatal(int sig, siginfo_t*, void*) {
   line l;
   l.add("toolhost: error: fault: ");
-  l.add(signal_name(sig));
+  l.add(plugins::signal_name(sig));
   l.add(" (signal ");
   l.add(sig);
   l.add(")");
