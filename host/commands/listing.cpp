@@ -193,7 +193,7 @@ int plugins(const cli::options& o) {
       const bool dynamic = std::any_of(srv.registry().providers().begin(), srv.registry().providers().end(),
                                        [&](const auto& p) { return p.owner == lib->id; });
       std::string tool_cell = tools.empty() ? "-" : cat(tools.size());
-      if (dynamic) tool_cell = tools.empty() ? "from upstream" : tool_cell + " + from upstream";
+      if (dynamic) tool_cell = tools.empty() ? "dynamic" : tool_cell + " + dynamic";  // a provider lists more at run time
       const auto transports =
           owned(lib->id, srv.registry().transports(), [](const auto& t) { return t.kind + ":" + t.name; });
       plugins_table.add({lib->id.empty() ? std::filesystem::path(lib->path).filename().string() : lib->id,
