@@ -210,4 +210,103 @@ inline std::vector<readobj_function> unwind(const std::string& path) {
   return out;
 }
 
+// ---- llvm-pdbutil -----------------------------------------------------------------------------
+
+struct pdb_summary {
+  std::string guid;  // "{F59A9BF2-...}"
+  uint32_t age = 0;
+};
+
+inline pdb_summary summary(const std::string& pdb) {
+  const auto kv = key_values(run(std::string(TOOLHOST_LLVM_PDBUTIL) + " dump -summary " + pdb));
+  return {first_value(kv, "GUID"), static_cast<uint32_t>(std::stoul(first_value(kv, "Age")))};
+}
+
+// The virtual addresses of the PDB's section headers (segment N is element N-1).
+inline std::vector<uint64_t> section_addresses(const std::string& pdb) {
+  const std::string text = run(std::string(TOOLHOST_LLVM_PDBUTIL) + " dump -section-headers " + pdb);
+  std::vector<uint64_t> out;
+  static const std::regex va(R"(^\s+([0-9A-Fa-f]+) virtual address$)");
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string l = text.substr(start, end - start);
+    std::smatch m;
+    if (std::regex_match(l, m, va)) out.push_back(std::stoull(m[1], nullptr, 16));
+    start = end + 1;
+  }
+  return out;
+}
+
+struct pdb_symbol {
+  std::string kind;  // S_PUB32, S_GDATA32, S_GPROC32, S_LPROC32, S_UDT, ...
+  std::string name;
+  bool function = false;  // S_PUB32 flags = function
+  uint32_t segment = 0, offset = 0, code_size = 0;
+  uint32_t type = 0;  // S_UDT original type
+};
+
+// The records `llvm-pdbutil dump <option>` lists: "-publics", "-globals", "-symbols".
+inline std::vector<pdb_symbol> pdb_symbols(const std::string& pdb, const std::string& option) {
+  const std::string text = run(std::string(TOOLHOST_LLVM_PDBUTIL) + " dump " + option + " " + pdb);
+  std::vector<pdb_symbol> out;
+  static const std::regex head(R"(^\s+\d+ \| (S_[A-Z0-9_]+) \[size = \d+\](?: `(.*)`)?$)");
+  static const std::regex addr(R"(addr = ([0-9]{4}):([0-9]+))");
+  static const std::regex size(R"(code size = ([0-9]+))");
+  static const std::regex original(R"(original type = (0x[0-9A-Fa-f]+))");
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string l = text.substr(start, end - start);
+    start = end + 1;
+    std::smatch m;
+    if (std::regex_match(l, m, head)) {
+      out.push_back({m[1], m[2].matched ? m[2].str() : std::string()});
+      continue;
+    }
+    if (out.empty()) continue;
+    auto& s = out.back();
+    if (l.find("flags = function") != std::string::npos) s.function = true;
+    if (std::regex_search(l, m, addr)) {
+      s.segment = static_cast<uint32_t>(std::stoul(m[1]));
+      s.offset = static_cast<uint32_t>(std::stoul(m[2]));
+    }
+    if (std::regex_search(l, m, size)) s.code_size = static_cast<uint32_t>(std::stoul(m[1]));
+    if (std::regex_search(l, m, original)) s.type = static_cast<uint32_t>(std::stoul(m[1], nullptr, 16));
+  }
+  return out;
+}
+
+// One record of `llvm-pdbutil dump -types`: its leaf kind, name and the lines under it.
+struct pdb_type_record {
+  std::string kind;  // LF_STRUCTURE, LF_POINTER, ...
+  std::string name;
+  std::vector<std::string> lines;
+};
+
+inline std::map<uint32_t, pdb_type_record> pdb_type_records(const std::string& pdb) {
+  const std::string text = run(std::string(TOOLHOST_LLVM_PDBUTIL) + " dump -types " + pdb);
+  std::map<uint32_t, pdb_type_record> out;
+  static const std::regex head(R"(^\s+0x([0-9A-Fa-f]+) \| (LF_[A-Z0-9_]+) \[size = \d+\](?: `(.*)`)?$)");
+  pdb_type_record* current = nullptr;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string l = text.substr(start, end - start);
+    start = end + 1;
+    std::smatch m;
+    if (std::regex_match(l, m, head)) {
+      current = &out[static_cast<uint32_t>(std::stoul(m[1], nullptr, 16))];
+      current->kind = m[2];
+      current->name = m[3].matched ? m[3].str() : "";
+    } else if (current != nullptr) {
+      current->lines.push_back(l);
+    }
+  }
+  return out;
+}
+
 }  // namespace toolhost::test::windows
