@@ -17,11 +17,10 @@ class pdb_source final : public symbol_source {
   std::string file() const override { return pdb_->path(); }
 
   std::optional<symbol_hit> find(std::string_view name) const override {
-    const pdb::symbol_index* index = symbols();
-    if (index == nullptr) return std::nullopt;
-    const pdb::symbol* s = index->find(name);
-    if (s == nullptr) return std::nullopt;
-    return hit(*s);
+    // By name without building the whole index (the PDB's name hashes).
+    auto s = pdb_->lookup(name);
+    if (!s) return std::nullopt;
+    return symbol_hit{std::move(s->name), s->rva, s->size, s->k == pdb::symbol::kind::function};
   }
   std::optional<symbol_hit> nearest(uint64_t offset) const override {
     const pdb::symbol_index* index = symbols();
@@ -56,7 +55,7 @@ class pdb_source final : public symbol_source {
     auto index = pdb_->symbols();
     return index.ok() ? *index : nullptr;
   }
-  static symbol_hit hit(const pdb::symbol& s) { return {s.name, s.rva, s.size, s.k == pdb::symbol::kind::function}; }
+  static symbol_hit hit(const pdb::symbol& s) { return {std::string(s.name), s.rva, s.size, s.k == pdb::symbol::kind::function}; }
 
   std::shared_ptr<const pdb::pdb_file> pdb_;
 };

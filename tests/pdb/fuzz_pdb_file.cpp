@@ -18,6 +18,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   auto pdb = toolhost::pdb::pdb_file::open(path);
   if (!pdb.ok()) return 0;
+  // By name through the publics' and globals' hashes first, before any index exists.
+  (void)(*pdb)->lookup("main");
+  (void)(*pdb)->lookup("WsTouch");
   if (auto index = (*pdb)->symbols(); index.ok()) {
     (void)(*index)->find("main");
     (void)(*index)->nearest(0x1000);

@@ -116,7 +116,7 @@ TEST_CASE("publics, globals and procedures at the RVAs llvm-pdbutil gives", "[pd
   CHECK(index->find("wstouch") == index->find("WsTouch"));
   std::set<std::string> nt;
   index->match("Nt*", [&](const toolhost::pdb::symbol& s) {
-    nt.insert(s.name);
+    nt.insert(std::string(s.name));
     return true;
   });
   CHECK(nt == std::set<std::string>{"NtCloseThing", "NtCreateThing", "NtQueryThing"});

@@ -2,8 +2,8 @@
 
 #include <cstring>
 #include <fstream>
+#include <atomic>
 #include <mutex>
-#include <set>
 
 #include <absl/strings/str_format.h>
 #include <llvm/DebugInfo/CodeView/SymbolDeserializer.h>
@@ -23,6 +23,8 @@
 #include <llvm/Object/COFF.h>
 #include <llvm/Support/BinaryByteStream.h>
 #include <llvm/Support/MemoryBuffer.h>
+
+#include <llvm/DebugInfo/PDB/Native/Hash.h>
 
 #include "llvm_error.hpp"
 #include "pdb_types.hpp"
@@ -86,13 +88,66 @@ struct pdb_file::impl {
 
   mutable std::mutex mutex;
   mutable std::once_flag symbols_once;
+  mutable std::atomic<bool> index_built{false};
+  mutable std::atomic<uint32_t> hash_lookups{0};
   mutable absl::StatusOr<std::unique_ptr<symbol_index>> index = absl::UnknownError("not built");
-  mutable std::map<std::string, uint32_t> typedefs;  // S_UDT name -> type index
   mutable std::once_flag types_once;
   mutable std::unique_ptr<types::type_table> type_table;
 
   absl::StatusOr<std::unique_ptr<symbol_index>> build_index() const;
+  // The records the GSI hash table `table` files under `name`'s bucket.
+  std::vector<cv::CVSymbol> in_hash_bucket(const lp::GSIHashTable& table, std::string_view name) const;
+  mutable std::string lookup_name;  // the last lookup's name (a symbol's name points into it)
+  // S_UDT typedef names -> type index, from the symbol record stream.
+  std::map<std::string, uint32_t> typedefs() const;
 };
+
+std::vector<cv::CVSymbol> pdb_file::impl::in_hash_bucket(const lp::GSIHashTable& table, std::string_view name) const {
+  std::vector<cv::CVSymbol> out;
+  auto records = file->getPDBSymbolStream();
+  if (!records) {
+    take_message(records.takeError());
+    return out;
+  }
+  const auto buckets = detail::copy_array(table.HashBuckets);
+  const auto hash_records = detail::copy_array(table.HashRecords);
+  if (!buckets || !hash_records || buckets->empty()) return out;
+  const uint32_t expanded = lp::hashStringV1(llvm::StringRef(name.data(), name.size())) % lp::IPHR_HASH;
+  const int32_t compressed = table.BucketMap[expanded];
+  if (compressed < 0 || static_cast<size_t>(compressed) >= buckets->size()) return out;
+  // Buckets hold byte offsets into the hash records as 12-byte in-memory records.
+  const uint32_t first = (*buckets)[compressed] / 12;
+  const uint32_t end = static_cast<size_t>(compressed) + 1 < buckets->size() ? (*buckets)[compressed + 1] / 12
+                                                                              : static_cast<uint32_t>(hash_records->size());
+  const cv::CVSymbolArray& array = records->getSymbolArray();
+  for (uint32_t i = first; i < end && i < hash_records->size(); ++i) {
+    const uint32_t offset = (*hash_records)[i].Off - 1;
+    auto it = array.at(offset);
+    if (it != array.end()) out.push_back(*it);
+  }
+  return out;
+}
+
+std::map<std::string, uint32_t> pdb_file::impl::typedefs() const {
+  std::map<std::string, uint32_t> out;
+  if (!file->hasPDBSymbolStream()) return out;
+  auto records = file->getPDBSymbolStream();
+  if (!records) {
+    take_message(records.takeError());
+    return out;
+  }
+  bool had_error = false;
+  for (const cv::CVSymbol& sym : records->getSymbols(&had_error)) {
+    if (sym.kind() != cv::S_UDT) continue;
+    auto udt = cv::SymbolDeserializer::deserializeAs<cv::UDTSym>(sym);
+    if (!udt) {
+      take_message(udt.takeError());
+      continue;
+    }
+    out.emplace(udt->Name.str(), udt->Type.getIndex());
+  }
+  return out;
+}
 
 pdb_file::pdb_file() : impl_(std::make_unique<impl>()) {}
 pdb_file::~pdb_file() = default;
@@ -169,22 +224,22 @@ absl::StatusOr<std::unique_ptr<symbol_index>> pdb_file::impl::build_index() cons
     return (*headers)[segment - 1].VirtualAddress + offset;
   };
   std::vector<symbol> all;
-  std::set<std::pair<uint32_t, std::string>> seen;
-  auto add = [&](std::string name, uint32_t rva, uint32_t size, symbol::kind k) {
+  // Names are copied into large blocks, one allocation per 1 MiB rather than one per name.
+  std::vector<std::unique_ptr<char[]>> blocks;
+  size_t block_left = 0;
+  char* block_at = nullptr;
+  auto add = [&](llvm::StringRef name, uint32_t rva, uint32_t size, symbol::kind k) {
     if (name.empty()) return;
-    auto [it, fresh] = seen.emplace(rva, name);
-    if (!fresh) {
-      // The same name at the same place (a public and its procedure): keep what knows more.
-      for (auto& s : all) {
-        if (s.rva == rva && s.name == name) {
-          if (size > s.size) s.size = size;
-          if (k == symbol::kind::function) s.k = k;
-          return;
-        }
-      }
-      return;
+    if (name.size() > block_left) {
+      const size_t bytes = std::max<size_t>(1 << 20, name.size());
+      blocks.push_back(std::make_unique<char[]>(bytes));
+      block_at = blocks.back().get();
+      block_left = bytes;
     }
-    all.push_back({std::move(name), rva, size, k});
+    std::memcpy(block_at, name.data(), name.size());
+    all.push_back({std::string_view(block_at, name.size()), rva, size, k});
+    block_at += name.size();
+    block_left -= name.size();
   };
 
   // Procedures and data in the module streams (private symbols, statics included).
@@ -213,7 +268,7 @@ absl::StatusOr<std::unique_ptr<symbol_index>> pdb_file::impl::build_index() cons
             break;
           }
           if (auto rva = rva_of(proc->Segment, proc->CodeOffset)) {
-            add(proc->Name.str(), *rva, proc->CodeSize, symbol::kind::function);
+            add(proc->Name, *rva, proc->CodeSize, symbol::kind::function);
           }
           break;
         }
@@ -224,7 +279,7 @@ absl::StatusOr<std::unique_ptr<symbol_index>> pdb_file::impl::build_index() cons
             take_message(data.takeError());
             break;
           }
-          if (auto rva = rva_of(data->Segment, data->DataOffset)) add(data->Name.str(), *rva, 0, symbol::kind::data);
+          if (auto rva = rva_of(data->Segment, data->DataOffset)) add(data->Name, *rva, 0, symbol::kind::data);
           break;
         }
         default:
@@ -254,8 +309,12 @@ absl::StatusOr<std::unique_ptr<symbol_index>> pdb_file::impl::build_index() cons
           if (!rva) break;
           const bool function =
               (static_cast<uint32_t>(pub->Flags) & static_cast<uint32_t>(cv::PublicSymFlags::Function)) != 0;
-          add(x86 ? undecorate_x86(pub->Name.str()) : pub->Name.str(), *rva, 0,
-              function ? symbol::kind::function : symbol::kind::data);
+          if (x86) {
+            const std::string plain = undecorate_x86(pub->Name.str());
+            add(plain, *rva, 0, function ? symbol::kind::function : symbol::kind::data);
+          } else {
+            add(pub->Name, *rva, 0, function ? symbol::kind::function : symbol::kind::data);
+          }
           break;
         }
         case cv::S_GDATA32:
@@ -265,17 +324,7 @@ absl::StatusOr<std::unique_ptr<symbol_index>> pdb_file::impl::build_index() cons
             take_message(data.takeError());
             break;
           }
-          if (auto rva = rva_of(data->Segment, data->DataOffset)) add(data->Name.str(), *rva, 0, symbol::kind::data);
-          break;
-        }
-        case cv::S_UDT: {
-          // The typedef names dt accepts ("EPROCESS" for "_EPROCESS").
-          auto udt = cv::SymbolDeserializer::deserializeAs<cv::UDTSym>(sym);
-          if (!udt) {
-            take_message(udt.takeError());
-            break;
-          }
-          typedefs.emplace(udt->Name.str(), udt->Type.getIndex());
+          if (auto rva = rva_of(data->Segment, data->DataOffset)) add(data->Name, *rva, 0, symbol::kind::data);
           break;
         }
         default:
@@ -283,21 +332,126 @@ absl::StatusOr<std::unique_ptr<symbol_index>> pdb_file::impl::build_index() cons
       }
     }
   }
-  return std::make_unique<symbol_index>(std::move(all));
+  return std::make_unique<symbol_index>(std::move(all), std::move(blocks));
 }
 
 absl::StatusOr<const symbol_index*> pdb_file::symbols() const {
-  std::call_once(impl_->symbols_once, [this] { impl_->index = impl_->build_index(); });
+  std::call_once(impl_->symbols_once, [this] {
+    impl_->index = impl_->build_index();
+    impl_->index_built = true;
+  });
   if (!impl_->index.ok()) return impl_->index.status();
   return impl_->index->get();
+}
+
+std::optional<owned_symbol> pdb_file::lookup(std::string_view name) const {
+  // With the index built (or on x86, whose publics are decorated and only plain in the index),
+  // the index answers.
+  // Many lookups by name are a session that will keep asking: the index answers them faster.
+  if (impl_->index_built.load() || impl_->machine == 0x14c || ++impl_->hash_lookups > 16) {
+    auto index = symbols();
+    if (!index.ok()) return std::nullopt;
+    const symbol* s = (*index)->find(name);
+    if (s == nullptr) return std::nullopt;
+    return owned_symbol{std::string(s->name), s->rva, s->size, s->k};
+  }
+  std::lock_guard lock(impl_->mutex);
+  impl& p = *impl_;
+  if (!p.file->hasPDBDbiStream() || !p.file->hasPDBSymbolStream()) return std::nullopt;
+  auto dbi = p.file->getPDBDbiStream();
+  if (!dbi) {
+    take_message(dbi.takeError());
+    return std::nullopt;
+  }
+  const auto headers = detail::copy_array(dbi->getSectionHeaders());
+  if (!headers) return std::nullopt;
+  auto rva_of = [&](uint16_t segment, uint32_t offset) -> std::optional<uint32_t> {
+    if (segment == 0 || segment > headers->size()) return std::nullopt;
+    return (*headers)[segment - 1].VirtualAddress + offset;
+  };
+  std::optional<symbol> exact, folded;
+  auto consider = [&](llvm::StringRef found, uint32_t rva, uint32_t size, symbol::kind k) {
+    const bool same = found == llvm::StringRef(name.data(), name.size());
+    if (!same && !found.equals_insensitive(llvm::StringRef(name.data(), name.size()))) return;
+    std::optional<symbol>& slot = same ? exact : folded;
+    if (slot && slot->k == symbol::kind::function && slot->size >= size) return;
+    p.lookup_name = found.str();
+    slot = symbol{std::string_view(), rva, size, k};
+  };
+  // A procedure's reference in the globals names its module stream and offset there.
+  auto procedure = [&](const cv::ProcRefSym& ref) {
+    const lp::DbiModuleList& modules = dbi->modules();
+    if (ref.Module == 0 || ref.modi() >= modules.getModuleCount()) return;
+    const lp::DbiModuleDescriptor d = modules.getModuleDescriptor(ref.modi());
+    const uint16_t si = d.getModuleStreamIndex();
+    if (si == lp::kInvalidStreamIndex || si >= p.file->getNumStreams()) return;
+    auto ms = p.file->createIndexedStream(si);
+    if (!ms) return;
+    lp::ModuleDebugStreamRef mod(d, std::move(ms));
+    if (auto e = mod.reload()) {
+      take_message(std::move(e));
+      return;
+    }
+    const cv::CVSymbolArray& array = mod.getSymbolArray();
+    auto it = array.at(ref.SymOffset);
+    if (it == array.end()) return;
+    auto proc = cv::SymbolDeserializer::deserializeAs<cv::ProcSym>(*it);
+    if (!proc) {
+      take_message(proc.takeError());
+      return;
+    }
+    if (auto rva = rva_of(proc->Segment, proc->CodeOffset)) consider(proc->Name, *rva, proc->CodeSize, symbol::kind::function);
+  };
+  if (p.file->hasPDBGlobalsStream()) {
+    if (auto globals = p.file->getPDBGlobalsStream(); globals) {
+      for (const cv::CVSymbol& sym : p.in_hash_bucket(globals->getGlobalsTable(), name)) {
+        if (sym.kind() == cv::S_GDATA32 || sym.kind() == cv::S_LDATA32) {
+          auto data = cv::SymbolDeserializer::deserializeAs<cv::DataSym>(sym);
+          if (!data) {
+            take_message(data.takeError());
+            continue;
+          }
+          if (auto rva = rva_of(data->Segment, data->DataOffset)) consider(data->Name, *rva, 0, symbol::kind::data);
+        } else if (sym.kind() == cv::S_PROCREF || sym.kind() == cv::S_LPROCREF) {
+          auto ref = cv::SymbolDeserializer::deserializeAs<cv::ProcRefSym>(sym);
+          if (!ref) {
+            take_message(ref.takeError());
+            continue;
+          }
+          if (ref->Name.equals_insensitive(llvm::StringRef(name.data(), name.size()))) procedure(*ref);
+        }
+      }
+    } else {
+      take_message(globals.takeError());
+    }
+  }
+  if (!exact && p.file->hasPDBPublicsStream() && p.machine != 0x14c) {  // x86 publics are decorated: the index undecorates them
+    if (auto publics = p.file->getPDBPublicsStream(); publics) {
+      for (const cv::CVSymbol& sym : p.in_hash_bucket(publics->getPublicsTable(), name)) {
+        if (sym.kind() != cv::S_PUB32) continue;
+        auto pub = cv::SymbolDeserializer::deserializeAs<cv::PublicSym32>(sym);
+        if (!pub) {
+          take_message(pub.takeError());
+          continue;
+        }
+        const bool function = (static_cast<uint32_t>(pub->Flags) & static_cast<uint32_t>(cv::PublicSymFlags::Function)) != 0;
+        if (auto rva = rva_of(pub->Segment, pub->Offset)) {
+          consider(pub->Name, *rva, 0, function ? symbol::kind::function : symbol::kind::data);
+        }
+      }
+    } else {
+      take_message(publics.takeError());
+    }
+  }
+  std::optional<symbol> found = exact ? exact : folded;
+  if (!found) return std::nullopt;
+  return owned_symbol{p.lookup_name, found->rva, found->size, found->k};
 }
 
 const types::type_table& pdb_file::types() const {
   std::call_once(impl_->types_once, [this] {
     impl& p = *impl_;
     const uint32_t pointer_size = p.machine == 0x14c ? 4 : 8;
-    // Typedef names come with the symbol index (the globals stream).
-    (void)symbols();
     auto tpi = p.file->hasPDBTpiStream() ? p.file->getPDBTpiStream()
                                           : llvm::Expected<lp::TpiStream&>(llvm::make_error<llvm::StringError>(
                                                 "no TPI stream", llvm::inconvertibleErrorCode()));
@@ -306,7 +460,7 @@ const types::type_table& pdb_file::types() const {
       p.type_table = std::make_unique<empty_table>(pointer_size);
       return;
     }
-    p.type_table = detail::make_pdb_types(*tpi, pointer_size, p.typedefs);
+    p.type_table = detail::make_pdb_types(*tpi, pointer_size, [&p] { return p.typedefs(); });
   });
   return *impl_->type_table;
 }

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <llvm/DebugInfo/CodeView/CVTypeVisitor.h>
 #include <llvm/DebugInfo/CodeView/LazyRandomTypeCollection.h>
@@ -121,8 +122,8 @@ class member_collector final : public cv::TypeVisitorCallbacks {
 
 class pdb_types final : public types::type_table {
  public:
-  pdb_types(llvm::pdb::TpiStream& tpi, uint32_t pointer_size, std::map<std::string, uint32_t> aliases)
-      : tpi_(tpi), pointer_size_(pointer_size), aliases_(std::move(aliases)) {}
+  pdb_types(llvm::pdb::TpiStream& tpi, uint32_t pointer_size, std::function<std::map<std::string, uint32_t>()> aliases)
+      : tpi_(tpi), pointer_size_(pointer_size), alias_source_(std::move(aliases)) {}
 
   const type& get(type_id id) const override {
     std::lock_guard lock(mutex_);
@@ -132,8 +133,17 @@ class pdb_types final : public types::type_table {
 
   std::optional<type_id> find(std::string_view name) const override {
     std::lock_guard lock(mutex_);
-    if (auto ti = find_index(name)) return id_for(*ti);
+    if (auto it = found_.find(std::string(name)); it != found_.end()) return it->second;
+    if (auto ti = find_index(name)) {
+      const type_id id = id_for(*ti);
+      found_.emplace(std::string(name), id);
+      return id;
+    }
     // A typedef (S_UDT) of a structure: "EPROCESS" for "_EPROCESS".
+    if (alias_source_) {
+      aliases_ = alias_source_();
+      alias_source_ = nullptr;
+    }
     if (auto it = aliases_.find(std::string(name)); it != aliases_.end()) {
       const cv::TypeIndex target(it->second);
       if (!valid(target)) return std::nullopt;
@@ -193,21 +203,48 @@ class pdb_types final : public types::type_table {
       from = h->first;
       from_offset = h->second;
     }
-    // Resume from the furthest offset already known between the hint and `ti`.
-    for (uint32_t i = index; i > from; --i) {
+    // Resume from the furthest offset already known between the hint and `ti`: the records
+    // from the start that have all been walked, or, within a hint's stretch, a walk back to it.
+    if (from == 0 && frontier_ > 0 && frontier_ <= index) {
+      from = frontier_ - 1;
+      from_offset = offsets_[from];
+    }
+    for (uint32_t i = index; i > from && index - i < 4096; --i) {
       if (offsets_[i - 1] != kUnknown) {
         from = i - 1;
         from_offset = offsets_[i - 1];
         break;
       }
     }
-    auto it = array.at(from_offset);
-    for (uint32_t i = from; i <= index; ++i, ++it) {
-      if (it == array.end()) return std::nullopt;
-      offsets_[i] = it.offset();
-      if (i == index) return *it;
+    // Walk the record prefixes (a 16-bit length each) in the raw bytes from there: one read
+    // for the stretch up to the next hint rather than one iterator step per record.
+    const llvm::BinaryStreamRef stream = array.getUnderlyingStream();
+    const uint32_t length_of_stream = static_cast<uint32_t>(stream.getLength());
+    uint32_t at = from_offset;
+    for (uint32_t i = from; i <= index;) {
+      const uint32_t chunk = std::min<uint32_t>(length_of_stream - std::min(at, length_of_stream), 64 * 1024);
+      if (chunk < 4) return std::nullopt;
+      llvm::ArrayRef<uint8_t> bytes;
+      if (auto e = stream.readBytes(at, chunk, bytes)) {
+        take_message(std::move(e));
+        return std::nullopt;
+      }
+      uint32_t pos = 0;
+      while (i <= index && pos + 4 <= bytes.size()) {
+        const uint32_t length = bytes[pos] | (bytes[pos + 1] << 8);
+        if (length < 2) return std::nullopt;  // a record holds at least its kind
+        if (pos + 2 + length > bytes.size() && pos > 0) break;  // continue in the next chunk
+        offsets_[i] = at + pos;
+        if (i == frontier_) ++frontier_;
+        pos += 2 + length;
+        ++i;
+      }
+      if (pos == 0) return std::nullopt;
+      at += pos;
     }
-    return std::nullopt;
+    auto it = array.at(offsets_[index]);
+    if (it == array.end()) return std::nullopt;
+    return *it;
   }
 
   void prepare_offsets() const {
@@ -279,7 +316,7 @@ class pdb_types final : public types::type_table {
         by_index_[ti.getIndex()] = kNoneYet;  // a modifier cycle ends here
         id = id_for(m.getModifiedType());
       }
-    } else if (is_udt(cvt->kind()) && is_forward_ref(*cvt)) {
+    } else if (is_udt(cvt->kind()) && !known_complete_.count(ti.getIndex()) && is_forward_ref(*cvt)) {
       const cv::TypeIndex full = full_declaration(ti, *cvt);
       id = full == ti ? add(type{}, ti.getIndex()) : id_for(full);
     } else {
@@ -287,6 +324,38 @@ class pdb_types final : public types::type_table {
     }
     by_index_[ti.getIndex()] = id;
     return id;
+  }
+
+  // What a structure, union or enum record says of itself, read once.
+  struct udt_info {
+    bool ok = false, forward = false;
+    std::string_view name;
+    uint64_t size = 0;
+  };
+  static udt_info info_of(cv::CVType& cvt) {
+    udt_info i;
+    if (cvt.kind() == cv::LF_ENUM) {
+      cv::EnumRecord r(cv::TypeRecordKind::Enum);
+      if (auto e = cv::TypeDeserializer::deserializeAs(cvt, r)) {
+        take_message(std::move(e));
+        return i;
+      }
+      return {true, r.isForwardRef(), std::string_view(r.getName().data(), r.getName().size()), 1};
+    }
+    if (cvt.kind() == cv::LF_UNION) {
+      cv::UnionRecord r(cv::TypeRecordKind::Union);
+      if (auto e = cv::TypeDeserializer::deserializeAs(cvt, r)) {
+        take_message(std::move(e));
+        return i;
+      }
+      return {true, r.isForwardRef(), std::string_view(r.getName().data(), r.getName().size()), r.getSize()};
+    }
+    cv::ClassRecord r(cv::TypeRecordKind::Struct);
+    if (auto e = cv::TypeDeserializer::deserializeAs(cvt, r)) {
+      take_message(std::move(e));
+      return i;
+    }
+    return {true, r.isForwardRef(), std::string_view(r.getName().data(), r.getName().size()), r.getSize()};
   }
 
   static bool is_forward_ref(cv::CVType& cvt) {
@@ -349,9 +418,9 @@ class pdb_types final : public types::type_table {
       if (hash) {
         for (cv::TypeIndex ti : in_bucket(*hash % tpi_.getNumHashBuckets())) {
           auto candidate = record(ti);
-          if (candidate && candidate->kind() == cvt.kind() && !is_forward_ref(*candidate) && udt_name(*candidate) == name) {
-            return ti;
-          }
+          if (!candidate || candidate->kind() != cvt.kind()) continue;
+          const udt_info info = info_of(*candidate);
+          if (info.ok && !info.forward && info.name == name) return ti;
         }
       } else {
         take_message(hash.takeError());
@@ -415,30 +484,34 @@ class pdb_types final : public types::type_table {
   // A named definition's type index: the TPI hash's candidates, else the name index (which
   // also answers case-insensitively).
   std::optional<cv::TypeIndex> find_index(std::string_view name) const {
-    std::optional<cv::TypeIndex> best;
+    std::optional<cv::TypeIndex> best, forward;
     uint64_t best_size = 0;
-    auto consider = [&](cv::TypeIndex ti) {
-      auto cvt = record(ti);
-      if (!cvt || !is_udt(cvt->kind())) return;
-      if (is_forward_ref(*cvt)) {
-        ti = full_declaration(ti, *cvt);
-        cvt = record(ti);
-        if (!cvt || is_forward_ref(*cvt)) return;
-      }
-      const uint64_t size = udt_size(*cvt);
-      if (!best || size > best_size) {
-        best = ti;
-        best_size = size;
-      }
-    };
     if (hash_usable()) {
+      // A declaration and its definition share the bucket of their name.
       const uint32_t bucket = llvm::pdb::hashStringV1(llvm::StringRef(name.data(), name.size())) % tpi_.getNumHashBuckets();
       for (cv::TypeIndex ti : in_bucket(bucket)) {
         auto cvt = record(ti);
-        if (cvt && is_udt(cvt->kind()) && udt_name(*cvt) == name) consider(ti);
+        if (!cvt || !is_udt(cvt->kind())) continue;
+        const udt_info info = info_of(*cvt);
+        if (!info.ok || info.name != name) continue;
+        if (info.forward) {
+          if (!forward) forward = ti;
+        } else if (!best || info.size > best_size) {
+          best = ti;
+          best_size = info.size;
+        }
+      }
+      // Only a declaration here (the definition hashed by its unique name): follow it.
+      if (!best && forward) {
+        auto cvt = record(*forward);
+        const cv::TypeIndex full = full_declaration(*forward, *cvt);
+        if (full != *forward) best = full;
       }
     }
-    if (best) return best;
+    if (best) {
+      known_complete_.insert(best->getIndex());
+      return best;
+    }
     build_name_index();
     if (auto it = names_.find(std::string(name)); it != names_.end()) return cv::TypeIndex(it->second);
     if (auto it = lower_names_.find(lower(name)); it != lower_names_.end()) return cv::TypeIndex(it->second);
@@ -457,6 +530,7 @@ class pdb_types final : public types::type_table {
     for (auto it = array.begin(); it != array.end() && index < tpi_.TypeIndexEnd(); ++it) {
       const uint32_t ti = index++;
       offsets_[ti - tpi_.TypeIndexBegin()] = it.offset();
+      if (ti - tpi_.TypeIndexBegin() == frontier_) ++frontier_;
       cv::CVType cvt = *it;
       if (!is_udt(cvt.kind()) || is_forward_ref(cvt)) continue;
       const std::string name = udt_name(cvt);
@@ -642,13 +716,17 @@ class pdb_types final : public types::type_table {
 
   llvm::pdb::TpiStream& tpi_;
   uint32_t pointer_size_;
-  std::map<std::string, uint32_t> aliases_;
+  mutable std::function<std::map<std::string, uint32_t>()> alias_source_;
+  mutable std::map<std::string, uint32_t> aliases_;
   mutable std::recursive_mutex mutex_;
   mutable types::type_store store_;
   mutable std::vector<uint32_t> pending_;  // per id: the type index still to read, or 0
   mutable std::unordered_map<uint32_t, type_id> by_index_;
+  mutable std::unordered_map<std::string, type_id> found_;  // names already looked up
+  mutable std::unordered_set<uint32_t> known_complete_;     // definitions found by name
   static constexpr uint32_t kUnknown = UINT32_MAX;
   mutable std::vector<uint32_t> offsets_;                         // per record, once known
+  mutable uint32_t frontier_ = 0;                                 // offsets_[0, frontier_) are all known
   mutable std::vector<std::pair<uint32_t, uint32_t>> hints_;      // (record, offset) from the hash stream
   mutable std::vector<std::pair<uint32_t, uint32_t>> by_bucket_;  // (bucket, type index), sorted
   mutable bool names_built_ = false, hash_checked_ = false, hash_ok_ = false;
@@ -659,7 +737,7 @@ class pdb_types final : public types::type_table {
 }  // namespace
 
 std::unique_ptr<types::type_table> make_pdb_types(llvm::pdb::TpiStream& tpi, uint32_t pointer_size,
-                                                  std::map<std::string, uint32_t> aliases) {
+                                                  std::function<std::map<std::string, uint32_t>()> aliases) {
   return std::make_unique<pdb_types>(tpi, pointer_size, std::move(aliases));
 }
 

@@ -2,6 +2,7 @@
 // turned into the neutral model one at a time, when a type is asked for.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -11,8 +12,9 @@
 
 namespace toolhost::pdb::detail {
 
-// `tpi` must outlive the table. `aliases` are the PDB's S_UDT typedef names and what they name.
+// `tpi` must outlive the table. `aliases` gives the PDB's S_UDT typedef names and the type
+// index each names; it is called once, the first time a name is not a type's own.
 std::unique_ptr<types::type_table> make_pdb_types(llvm::pdb::TpiStream& tpi, uint32_t pointer_size,
-                                                  std::map<std::string, uint32_t> aliases);
+                                                  std::function<std::map<std::string, uint32_t>()> aliases);
 
 }  // namespace toolhost::pdb::detail

@@ -16,26 +16,56 @@ std::string lower(std::string_view s) {
 
 }  // namespace
 
-symbol_index::symbol_index(std::vector<symbol> by_rva) : by_rva_(std::move(by_rva)) {
+symbol_index::symbol_index(std::vector<symbol> by_rva, std::vector<std::unique_ptr<char[]>> names)
+    : storage_(std::move(names)), by_rva_(std::move(by_rva)) {
   std::sort(by_rva_.begin(), by_rva_.end(), [](const symbol& a, const symbol& b) {
     return a.rva != b.rva ? a.rva < b.rva : a.name < b.name;
   });
-  lower_names_.reserve(by_rva_.size());
-  by_name_.reserve(by_rva_.size());
+  // The same name at the same place (a public and its procedure): one entry that knows more.
+  size_t kept = 0;
+  for (size_t i = 0; i < by_rva_.size(); ++i) {
+    if (kept > 0 && by_rva_[kept - 1].rva == by_rva_[i].rva && by_rva_[kept - 1].name == by_rva_[i].name) {
+      symbol& s = by_rva_[kept - 1];
+      s.size = std::max(s.size, by_rva_[i].size);
+      if (by_rva_[i].k == symbol::kind::function) s.k = symbol::kind::function;
+      continue;
+    }
+    by_rva_[kept++] = by_rva_[i];
+  }
+  by_rva_.resize(kept);
   for (uint32_t i = 0; i < by_rva_.size(); ++i) {
-    lower_names_.push_back(lower(by_rva_[i].name));
-    by_name_.push_back(i);
     if (by_rva_[i].k == symbol::kind::function && by_rva_[i].size > 0) functions_.push_back(i);
   }
-  std::sort(by_name_.begin(), by_name_.end(), [this](uint32_t a, uint32_t b) {
-    return lower_names_[a] != lower_names_[b] ? lower_names_[a] < lower_names_[b] : by_rva_[a].name < by_rva_[b].name;
+}
+
+void symbol_index::build_names() const {
+  std::call_once(names_once_, [this] {
+    size_t bytes = 0;
+    for (const auto& s : by_rva_) bytes += s.name.size();
+    lower_storage_ = std::make_unique<char[]>(std::max<size_t>(bytes, 1));
+    char* at = lower_storage_.get();
+    lower_names_.reserve(by_rva_.size());
+    by_name_.reserve(by_rva_.size());
+    for (uint32_t i = 0; i < by_rva_.size(); ++i) {
+      const std::string_view name = by_rva_[i].name;
+      for (size_t c = 0; c < name.size(); ++c) at[c] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[c])));
+      lower_names_.emplace_back(at, name.size());
+      at += name.size();
+      by_name_.push_back(i);
+      exact_.emplace(name, i);
+    }
+    std::sort(by_name_.begin(), by_name_.end(), [this](uint32_t a, uint32_t b) {
+      return lower_names_[a] != lower_names_[b] ? lower_names_[a] < lower_names_[b] : by_rva_[a].name < by_rva_[b].name;
+    });
   });
 }
 
 const symbol* symbol_index::find(std::string_view name) const {
+  build_names();
+  if (auto it = exact_.find(name); it != exact_.end()) return &by_rva_[it->second];
   const std::string key = lower(name);
-  auto it = std::lower_bound(by_name_.begin(), by_name_.end(), key,
-                             [this](uint32_t i, const std::string& k) { return lower_names_[i] < k; });
+  auto it = std::lower_bound(by_name_.begin(), by_name_.end(), std::string_view(key),
+                             [this](uint32_t i, std::string_view k) { return lower_names_[i] < k; });
   const symbol* folded = nullptr;
   for (; it != by_name_.end() && lower_names_[*it] == key; ++it) {
     if (by_rva_[*it].name == name) return &by_rva_[*it];
@@ -74,10 +104,11 @@ const symbol* symbol_index::following(uint32_t rva) const {
 }
 
 void symbol_index::match(std::string_view pattern, const std::function<bool(const symbol&)>& visit) const {
+  build_names();
   const size_t wild = pattern.find_first_of("*?");
   const std::string prefix = lower(pattern.substr(0, wild));
-  auto it = std::lower_bound(by_name_.begin(), by_name_.end(), prefix,
-                             [this](uint32_t i, const std::string& k) { return lower_names_[i] < k; });
+  auto it = std::lower_bound(by_name_.begin(), by_name_.end(), std::string_view(prefix),
+                             [this](uint32_t i, std::string_view k) { return lower_names_[i] < k; });
   for (; it != by_name_.end(); ++it) {
     if (lower_names_[*it].compare(0, prefix.size(), prefix) != 0) break;
     if (types::wildcard_match(pattern, by_rva_[*it].name) && !visit(by_rva_[*it])) return;

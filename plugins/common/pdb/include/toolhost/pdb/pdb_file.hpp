@@ -21,8 +21,11 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <absl/status/status.h>
@@ -39,16 +42,26 @@ struct identity {
 };
 
 struct symbol {
-  std::string name;
+  std::string_view name;  // held by the symbol_index
   uint32_t rva = 0;
   uint32_t size = 0;  // a procedure's code size; 0 when unknown
   enum class kind : uint8_t { function, data, other } k = kind::other;
 };
 
+// A symbol that holds its own name.
+struct owned_symbol {
+  std::string name;
+  uint32_t rva = 0;
+  uint32_t size = 0;
+  symbol::kind k = symbol::kind::other;
+};
+
 // The module's symbols by address and by name.
 class symbol_index {
  public:
-  explicit symbol_index(std::vector<symbol> by_rva);
+  // `by_rva` may hold duplicates (a public and its procedure); they are merged. The names'
+  // bytes live in `names`, which the index keeps.
+  symbol_index(std::vector<symbol> by_rva, std::vector<std::unique_ptr<char[]>> names);
   size_t size() const { return by_rva_.size(); }
   const std::vector<symbol>& all() const { return by_rva_; }
   // Exact name, then case-insensitive.
@@ -63,9 +76,15 @@ class symbol_index {
   void match(std::string_view pattern, const std::function<bool(const symbol&)>& visit) const;
 
  private:
-  std::vector<symbol> by_rva_;                 // sorted by rva, then name
-  std::vector<uint32_t> by_name_;              // indexes into by_rva_, sorted by lower-cased name
-  std::vector<std::string> lower_names_;       // by_rva_ order
+  std::vector<std::unique_ptr<char[]>> storage_;  // the names' bytes
+  void build_names() const;  // the by-name side, made on the first lookup by name
+
+  std::vector<symbol> by_rva_;                         // sorted by rva, then name
+  mutable std::once_flag names_once_;
+  mutable std::vector<uint32_t> by_name_;              // indexes into by_rva_, sorted by lower-cased name
+  mutable std::unique_ptr<char[]> lower_storage_;
+  mutable std::vector<std::string_view> lower_names_;  // by_rva_ order, in lower_storage_
+  mutable std::unordered_map<std::string_view, uint32_t> exact_;  // a name's first entry in by_rva_
   std::vector<uint32_t> functions_;            // indexes of sized procedures, sorted by rva
 };
 
@@ -86,6 +105,10 @@ class pdb_file {
   bool has_private_symbols() const;
 
   absl::StatusOr<const symbol_index*> symbols() const;
+  // One symbol by name. Before symbols() has been built this asks the publics' and globals'
+  // name hashes and reads only the records in one bucket (and, for a procedure, one record of
+  // its module), so the first `x`/`bp` by name does not index the whole file.
+  std::optional<owned_symbol> lookup(std::string_view name) const;
   const types::type_table& types() const;
 
  private:
