@@ -49,12 +49,6 @@ std::string string_param(const rapidjson::Value* params, std::string_view name) 
   return params != nullptr ? std::string(sdk::string_member(*params, name).value_or("")) : std::string();
 }
 
-// {"name": NAME, ...} -> NAME, for cursors over listings.
-std::string listing_key(const std::string& listing, const char* key) {
-  auto doc = sdk::parse_json(listing);
-  return doc ? std::string(sdk::string_member(*doc, key).value_or("")) : std::string();
-}
-
 }  // namespace
 
 struct session::batch {
@@ -78,9 +72,7 @@ std::shared_ptr<session> session::create(server& srv, sink send) {
   return s;
 }
 
-session::session(server& srv, sink send) : server_(srv), sink_(std::move(send)) {
-  client_capabilities_.SetObject();
-}
+session::session(server& srv, sink send) : server_(srv), sink_(std::move(send)) {}
 
 session::~session() { server_.detach(this); }
 
@@ -90,8 +82,13 @@ std::string session::protocol_version() const {
 }
 
 bool session::client_can(std::string_view capability) const {
-  std::lock_guard lock(mutex_);
-  return sdk::member(client_capabilities_, capability) != nullptr;
+  std::string text;
+  {
+    std::lock_guard lock(mutex_);
+    text = client_capabilities_text_;
+  }
+  auto doc = sdk::parse_json(text);
+  return doc && doc->IsObject() && sdk::member(*doc, capability) != nullptr;
 }
 
 std::string session::client_capabilities_json() const {
@@ -241,23 +238,8 @@ void session::handle_request(const std::string& id, const std::string& method, c
     respond(id, "{}", b);
     return;
   }
-  if (method == "resources/subscribe" || method == "resources/unsubscribe") {
-    const std::string uri = string_param(params, "uri");
-    if (uri.empty()) {
-      respond_error(id, jsonrpc::kInvalidParams, "Invalid params: \"uri\" is required", b);
-      return;
-    }
-    {
-      std::lock_guard lock(mutex_);
-      if (method == "resources/subscribe") {
-        subscriptions_.insert(uri);
-      } else {
-        subscriptions_.erase(uri);
-      }
-    }
-    respond(id, "{}", b);
-    return;
-  }
+  if (method == "resources/subscribe") return subscribe(id, params, true, b);
+  if (method == "resources/unsubscribe") return subscribe(id, params, false, b);
   respond_error(id, jsonrpc::kMethodNotFound, cat("Method not found: ", method), b);
 }
 
@@ -266,16 +248,7 @@ void session::handle_notification(const std::string& method, const rapidjson::Va
   if (method == "notifications/cancelled") {
     const rapidjson::Value* id = params != nullptr ? sdk::member(*params, "requestId") : nullptr;
     if (id == nullptr) return;
-    std::shared_ptr<call_state> call;
-    {
-      std::lock_guard lock(mutex_);
-      auto it = calls_.find(sdk::to_json(*id));
-      if (it != calls_.end()) call = it->second;
-    }
-    if (call) {
-      log::debug("session", cat("client cancelled ", call->name, " (request ", call->id, ")"));
-      call->cancel();
-    }
+    cancel_request(sdk::to_json(*id), "client cancelled");
     return;
   }
   // Other notifications (roots/list_changed, progress...) need nothing from this host.
@@ -340,12 +313,43 @@ void session::respond_error(const std::string& id, int code, std::string_view me
 }
 
 void session::run_async(const std::string& id, const std::shared_ptr<batch>& b, std::function<void()> work) {
+  if (in_flight_.fetch_add(1) >= limits_.max_in_flight) {
+    --in_flight_;
+    forget_call(id);
+    respond_error(id, jsonrpc::kInternalError,
+                  cat("Too many requests in flight: this session already has ", limits_.max_in_flight,
+                      " running; wait for some to finish or cancel them"),
+                  b);
+    return;
+  }
   auto self = shared_from_this();
   const bool queued = server_.workers().submit([self, work = std::move(work)] {
     self->server_.wait_ready();
     work();
+    --self->in_flight_;
   });
-  if (!queued) respond_error(id, jsonrpc::kInternalError, "Internal error: too many requests in flight; retry later", b);
+  if (!queued) {
+    --in_flight_;
+    forget_call(id);
+    respond_error(id, jsonrpc::kInternalError, "Internal error: every worker is busy; retry later", b);
+  }
+}
+
+void session::forget_call(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  calls_.erase(id);
+}
+
+void session::cancel_request(const std::string& id_json, std::string_view why) {
+  std::shared_ptr<call_state> call;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = calls_.find(id_json);
+    if (it != calls_.end()) call = it->second;
+  }
+  if (!call) return;
+  log::debug("session", cat(why, " ", call->name, " (request ", call->id, ")"));
+  call->cancel();
 }
 
 std::string session::filtered(std::string json) const {
@@ -369,7 +373,6 @@ std::string session::initialize(const rapidjson::Value* params) {
     std::lock_guard lock(mutex_);
     version_ = version;
     if (const rapidjson::Value* caps = object_param(params, "capabilities")) {
-      client_capabilities_.CopyFrom(*caps, client_capabilities_.GetAllocator());
       client_capabilities_text_ = sdk::to_json(*caps);
     }
   }
@@ -704,6 +707,79 @@ void session::resources_read(const std::string& id, const rapidjson::Value* para
     respond_error(id, jsonrpc::kResourceNotFound, cat("Resource not found: ", uri), b,
                   cat(R"({"uri":)", sdk::quote(uri), "}"));
   });
+}
+
+void session::subscribe(const std::string& id, const rapidjson::Value* params, bool on,
+                        const std::shared_ptr<batch>& b) {
+  const std::string uri = string_param(params, "uri");
+  if (uri.empty()) {
+    respond_error(id, jsonrpc::kInvalidParams, "Invalid params: \"uri\" is required", b);
+    return;
+  }
+  if (!on) {
+    {
+      std::lock_guard lock(mutex_);
+      if (subscriptions_.erase(uri) != 0) subscription_bytes_ -= uri.size();
+    }
+    respond(id, "{}", b);
+    return;
+  }
+  // Checked before the resource is looked up (the cheap refusal) and again when it is added.
+  auto refuse_over_cap = [this, id, uri, b]() -> bool {
+    std::unique_lock lock(mutex_);
+    if (subscriptions_.size() < limits_.max_subscriptions &&
+        subscription_bytes_ + uri.size() <= limits_.max_subscription_bytes) {
+      return false;
+    }
+    const size_t count = subscriptions_.size();
+    lock.unlock();
+    respond_error(id, jsonrpc::kInvalidParams,
+                  cat("Invalid params: this session already has ", count, " subscriptions (at most ",
+                      limits_.max_subscriptions, ", with ", limits_.max_subscription_bytes / 1024,
+                      " KiB of URIs); unsubscribe from some first"),
+                  b);
+    return true;
+  };
+  {
+    std::lock_guard lock(mutex_);
+    if (subscriptions_.count(uri) != 0) return respond(id, "{}", b);
+  }
+  if (refuse_over_cap()) return;
+  run_async(id, b, [this, id, uri, b, refuse_over_cap] {
+    if (!resource_exists(uri)) {
+      return respond_error(id, jsonrpc::kResourceNotFound,
+                           cat("Resource not found: ", uri.size() > 200 ? uri.substr(0, 200) + "..." : uri,
+                               "; subscribe to a resource that resources/list or a template names"),
+                           b);
+    }
+    if (refuse_over_cap()) return;
+    {
+      std::lock_guard lock(mutex_);
+      if (subscriptions_.insert(uri).second) subscription_bytes_ += uri.size();
+    }
+    respond(id, "{}", b);
+  });
+}
+
+bool session::resource_exists(const std::string& uri) {
+  for (const auto& r : server_.registry().resources()) {
+    if (r.is_template ? uri_template_matches(r.uri, uri) : r.uri == uri) return true;
+  }
+  for (const auto& p : server_.registry().providers()) {
+    for (const bool templates : {false, true}) {
+      auto list_fn = templates ? p.desc.list_resource_templates : p.desc.list_resources;
+      if (list_fn == nullptr) continue;
+      sdk::string_writer out;
+      list_fn(p.desc.user_data, out.raw());
+      auto doc = sdk::parse_json(out.text());
+      if (!doc || !doc->IsArray()) continue;
+      for (const auto& item : doc->GetArray()) {
+        const std::string_view listed = sdk::string_member(item, templates ? "uriTemplate" : "uri").value_or("");
+        if (templates ? uri_template_matches(std::string(listed), uri) : listed == uri) return true;
+      }
+    }
+  }
+  return false;
 }
 
 void session::prompts_list(const std::string& id, const rapidjson::Value* params, const std::shared_ptr<batch>& b) {

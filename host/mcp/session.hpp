@@ -45,6 +45,15 @@ struct handled {
 
 struct call_state;
 
+// What one session may hold at once, so that one client cannot starve the others or grow the
+// host's memory: requests in flight (each holds a worker thread while plugin code runs), and
+// resource subscriptions (each to a resource that exists or a template can produce).
+struct session_limits {
+  size_t max_in_flight = 64;
+  size_t max_subscriptions = 256;
+  size_t max_subscription_bytes = 64 * 1024;  // their URIs together
+};
+
 class session : public std::enable_shared_from_this<session> {
  public:
   static std::shared_ptr<session> create(server& srv, sink send);
@@ -59,6 +68,12 @@ class session : public std::enable_shared_from_this<session> {
   // Cancels what is in flight, gives running calls up to `grace_ms` to return, and detaches
   // from the server. Nothing is sent after it returns.
   void close(int grace_ms);
+
+  // Cancels the client's request `id_json` (JSON text of its id): notifications/cancelled, or a
+  // transport whose client went away without saying so. `why` starts the debug log line.
+  void cancel_request(const std::string& id_json, std::string_view why);
+  // Requests of this session running or queued on the workers.
+  size_t in_flight() const { return in_flight_.load(); }
 
   bool initialized() const { return initialized_.load(); }
   std::string protocol_version() const;
@@ -94,6 +109,7 @@ class session : public std::enable_shared_from_this<session> {
                      std::string_view data_json = {});
   // Runs `work` on a worker thread after the server's plugins are loaded.
   void run_async(const std::string& id, const std::shared_ptr<batch>& batch, std::function<void()> work);
+  void forget_call(const std::string& id);  // a tools/call that will not run
 
   std::string initialize(const rapidjson::Value* params);
   void tools_list(const std::string& id, const rapidjson::Value* params, const std::shared_ptr<batch>& batch);
@@ -104,6 +120,10 @@ class session : public std::enable_shared_from_this<session> {
   void prompts_list(const std::string& id, const rapidjson::Value* params, const std::shared_ptr<batch>& batch);
   void prompts_get(const std::string& id, const rapidjson::Value* params, const std::shared_ptr<batch>& batch);
   void complete(const std::string& id, const rapidjson::Value* params, const std::shared_ptr<batch>& batch);
+  void subscribe(const std::string& id, const rapidjson::Value* params, bool on, const std::shared_ptr<batch>& batch);
+  // A resource with this URI exists (registered, offered by a provider, or produced by a
+  // template). Runs plugin code: on a worker only.
+  bool resource_exists(const std::string& uri);
 
   void run_tool(const std::shared_ptr<call_state>& call);
   std::string finish_result(const std::shared_ptr<call_state>& call, std::string raw);
@@ -115,13 +135,15 @@ class session : public std::enable_shared_from_this<session> {
   std::atomic<bool> closed_{false};
   mutable std::mutex mutex_;  // guards everything below
   std::string version_;
-  rapidjson::Document client_capabilities_;
-  std::string client_capabilities_text_ = "{}";
+  std::string client_capabilities_text_ = "{}";  // parsed when asked: a Document costs 64 KiB
   int log_level_ = 1;  // info, until the client sets one
   std::map<std::string, std::shared_ptr<call_state>> calls_;  // in flight, by request id text
   std::map<int64_t, std::shared_ptr<pending_request>> pending_;
   int64_t next_request_id_ = 1;
   std::set<std::string> subscriptions_;
+  size_t subscription_bytes_ = 0;
+  const session_limits limits_;
+  std::atomic<size_t> in_flight_{0};
 };
 
 }  // namespace toolhost::mcp

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include <toolhost/sdk/json.hpp>
+#include <toolhost/sdk/status.hpp>
 #include <toolhost/sdk/writer.hpp>
 
 namespace toolhost::debugger {
@@ -13,9 +14,7 @@ using sdk::string_writer;
 
 namespace {
 // An entry appended to the interface after a backend was built is absent from its table.
-#define TOOLHOST_DT_OFFERS(raw, field)                                                             \
-  ((raw)->struct_size >= offsetof(toolhost_debug_target_t, field) + sizeof((raw)->field) && \
-   (raw)->field != nullptr)
+#define TOOLHOST_DT_OFFERS(raw, field) (TOOLHOST_HAS_FIELD(raw, toolhost_debug_target_t, field) && (raw)->field != nullptr)
 }  // namespace
 
 target::target(toolhost_debug_target_t* raw, std::string backend) : raw_(raw), backend_(std::move(backend)) {
@@ -78,16 +77,7 @@ std::string target::hint(std::string_view name) const {
 }
 
 absl::Status target::check(toolhost_status_t code, const std::string& error, std::string_view what) const {
-  if (code == TOOLHOST_OK) return absl::OkStatus();
-  std::string message = error.empty() ? std::string(what) + " failed" : error;
-  switch (code) {
-    case TOOLHOST_ERR_UNSUPPORTED: return absl::UnimplementedError(message);
-    case TOOLHOST_ERR_NOT_FOUND: return absl::NotFoundError(message);
-    case TOOLHOST_ERR_TIMEOUT: return absl::DeadlineExceededError(message);
-    case TOOLHOST_ERR_WRONG_STATE: return absl::FailedPreconditionError(message);
-    case TOOLHOST_ERR_INVALID_ARGUMENT: return absl::InvalidArgumentError(message);
-    default: return absl::InternalError(message);
-  }
+  return sdk::status_from(code, error, std::string(what) + " failed");
 }
 
 absl::StatusOr<std::string> target::read(uint64_t address, size_t size, toolhost_dt_space_t space) {

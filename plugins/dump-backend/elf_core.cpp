@@ -13,6 +13,8 @@
 namespace toolhost::dump_backend {
 namespace {
 
+using namespace toolhost::snapshots;  // the snapshot model and its x86 register names
+
 // Offsets inside the x86-64 Linux elf_prstatus note (also what QEMU writes).
 constexpr size_t kPrstatusCursig = 12;
 constexpr size_t kPrstatusPid = 32;

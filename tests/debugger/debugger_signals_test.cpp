@@ -16,11 +16,9 @@
 
 #include <toolhost/sdk/json.hpp>
 
+#include "dump_factory.hpp"
 #include "gdbserver_process.hpp"
-#include "open_dump.hpp"
 #include "target_adapter.hpp"
-// The gdb backend's adapter header has the same name.
-#include "../../plugins/dump-backend/target_adapter.hpp"
 #include "tool_answer.hpp"
 #include "tools.hpp"
 
@@ -267,15 +265,7 @@ TEST_CASE("a core of the fault shows the signal and says a core cannot deliver i
   const std::string command = "gdb -nx -batch -ex run -ex 'gcore " + core + "' --args " + SIGNALS_PROGRAM +
                               " segv >/dev/null 2>&1";
   REQUIRE(std::system(command.c_str()) == 0);
-  static const toolhost_debug_target_factory_t kDump = {
-      sizeof(toolhost_debug_target_factory_t), TOOLHOST_DEBUG_TARGET_VERSION, "dump", "ELF cores", nullptr, "a path",
-      [](const toolhost_debug_target_factory_t*, const char* connect, const char*, const char*, uint32_t,
-         toolhost_writer_t* error) noexcept -> toolhost_debug_target_t* {
-        const std::string path = connect;
-        return toolhost::dump_backend::open_target(error, "The dump",
-                                                   [path] { return toolhost::dump_backend::open_dump(path); });
-      }};
-  debugger_tools tools([](const std::string& name) { return name == "dump" ? &kDump : nullptr; },
+  debugger_tools tools([](const std::string& name) { return name == "dump" ? &toolhost::dump_backend::factory() : nullptr; },
                        toolhost::debugger::launch_settings{});
   auto opened = unpack(tools.open("dump", core, ""));
   std::remove(core.c_str());

@@ -9,8 +9,7 @@
 
 #include <toolhost/sdk/json.hpp>
 
-#include "open_dump.hpp"
-#include "target_adapter.hpp"
+#include "dump_factory.hpp"
 #include "tools.hpp"
 
 namespace toolhost::test::windows {
@@ -37,20 +36,9 @@ inline answer unpack(const sdk::result& r) {
   return a;
 }
 
-inline const toolhost_debug_target_factory_t* dump_factory() {
-  static const toolhost_debug_target_factory_t factory = {
-      sizeof(toolhost_debug_target_factory_t), TOOLHOST_DEBUG_TARGET_VERSION, "dump", "test dumps", nullptr, "a dump file",
-      [](const toolhost_debug_target_factory_t*, const char* connect, const char*, const char*, uint32_t,
-         toolhost_writer_t* error) -> toolhost_debug_target_t* {
-        const std::string path = connect;
-        return dump_backend::open_target(error, "The dump", [path] { return dump_backend::open_dump(path); });
-      }};
-  return &factory;
-}
-
 inline std::unique_ptr<debugger::debugger_tools> make_tools(debugger::launch_settings launch = {}) {
   return std::make_unique<debugger::debugger_tools>(
-      [](const std::string& name) { return name == "dump" ? dump_factory() : nullptr; }, std::move(launch));
+      [](const std::string& name) { return name == "dump" ? &dump_backend::factory() : nullptr; }, std::move(launch));
 }
 
 inline answer run(debugger::debugger_tools& tools, const std::string& line, const std::string& format = "text") {
