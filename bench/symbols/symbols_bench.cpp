@@ -14,8 +14,7 @@
 #include <toolhost/sdk/json.hpp>
 
 #include "kernel_memory.hpp"
-#include "open_dump.hpp"
-#include "target_adapter.hpp"
+#include "dump_factory.hpp"
 #include "tools.hpp"
 
 namespace w = toolhost::test::windows;
@@ -42,16 +41,7 @@ int write_source(const std::string& path) {
   return out ? 0 : 1;
 }
 
-const toolhost_debug_target_factory_t* dump_factory() {
-  static const toolhost_debug_target_factory_t factory = {
-      sizeof(toolhost_debug_target_factory_t), TOOLHOST_DEBUG_TARGET_VERSION, "dump", "bench", nullptr, "a dump file",
-      [](const toolhost_debug_target_factory_t*, const char* connect, const char*, const char*, uint32_t,
-         toolhost_writer_t* error) -> toolhost_debug_target_t* {
-        const std::string path = connect;
-        return toolhost::dump_backend::open_target(error, "The dump", [path] { return toolhost::dump_backend::open_dump(path); });
-      }};
-  return &factory;
-}
+const toolhost_debug_target_factory_t* dump_factory() { return &toolhost::dump_backend::factory(); }
 
 std::string text_of(const toolhost::sdk::result& r) {
   auto doc = toolhost::sdk::parse_json(r.to_json());
