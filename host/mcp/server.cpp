@@ -17,7 +17,8 @@
 namespace toolhost::mcp {
 
 server::server(const config::config& cfg, const config::server& settings, plugins::loader& loader)
-    : global_(cfg), settings_(settings), loader_(loader), registry_(settings.name), home_(policy::home_folder()) {}
+    : global_(cfg), settings_(settings), loader_(loader), registry_(settings.name), home_(policy::home_folder()),
+      catalog_(registry_, cfg.page_size) {}
 
 server::~server() {
   if (loader_thread_.joinable()) loader_thread_.join();
@@ -42,7 +43,8 @@ void server::load() {
     if (lib->status != plugins::load_status::loaded) continue;  // the loader has said why
     auto settings = settings_.settings.find(id);
     auto inst = std::make_unique<plugins::instance>(*lib, registry_, *this, name(), global_.dir,
-                                                    settings != settings_.settings.end() ? settings->second : "{}");
+                                                    settings != settings_.settings.end() ? settings->second : "{}",
+                                                    settings_.listing);
     if (!inst->init()) {
       lib->status = inst->status();
       lib->message = inst->message();
@@ -77,7 +79,26 @@ config::permission server::permission_of(const plugins::permission_kind& kind) c
   return global_.permission_for(settings_, kind.id).value_or(kind.default_value);
 }
 
+void server::wait_for_late_instructions() const {
+  // The longest wait any provider whose instructions are still unknown asked for, from now.
+  const auto start = std::chrono::steady_clock::now();
+  auto deadline = start;
+  for (const auto& p : registry_.providers()) {
+    if (p.desc.instructions_wait_ms == 0) continue;
+    deadline = std::max(deadline, start + std::chrono::milliseconds(p.desc.instructions_wait_ms));
+  }
+  if (deadline == start) return;
+  std::unique_lock lock(instructions_mutex_);
+  instructions_known_cv_.wait_until(lock, deadline, [this] {
+    for (const auto& p : registry_.providers()) {
+      if (p.desc.instructions_wait_ms != 0 && instructions_known_.count(p.owner) == 0) return false;
+    }
+    return true;
+  });
+}
+
 std::string server::instructions() const {
+  wait_for_late_instructions();
   std::string text = registry_.instructions();
   for (const auto& p : registry_.providers()) {
     if (p.desc.instructions == nullptr) continue;
@@ -86,49 +107,6 @@ std::string server::instructions() const {
     if (!out.text().empty()) append(text, text.empty() ? "" : "\n\n", out.text());
   }
   return text;
-}
-
-std::vector<std::pair<std::string, std::string>> server::provided_tool_listings_named() {
-  std::vector<std::pair<std::string, std::string>> out;
-  std::unordered_map<std::string, provided_tool> seen;
-  for (const auto& p : registry_.providers()) {
-    if (p.desc.list_tools == nullptr) continue;
-    sdk::string_writer text;
-    p.desc.list_tools(p.desc.user_data, text.raw());
-    auto doc = sdk::parse_json(text.text());
-    if (!doc || !doc->IsArray()) {
-      ::toolhost::log::warning("server", cat("plugin '", p.owner, "' listed tools that are not a JSON array; ignored"));
-      continue;
-    }
-    for (auto& item : doc->GetArray()) {
-      const std::string name(sdk::string_member(item, "name").value_or(""));
-      if (!plugins::valid_tool_name(name) || registry_.find_tool(name) != nullptr || seen.count(name) != 0) continue;
-      std::string kind(sdk::string_member(item, "x-toolhost-permission").value_or(plugins::kRunKind));
-      if (item.IsObject()) item.RemoveMember("x-toolhost-permission");
-      seen[name] = provided_tool{&p, kind};
-      out.emplace_back(name, sdk::to_json(item));
-    }
-  }
-  std::lock_guard lock(provided_mutex_);
-  provided_ = std::move(seen);
-  provided_valid_ = true;
-  return out;
-}
-
-std::optional<provided_tool> server::find_provided_tool(std::string_view name) {
-  {
-    std::lock_guard lock(provided_mutex_);
-    if (provided_valid_) {
-      auto it = provided_.find(std::string(name));
-      if (it != provided_.end()) return it->second;
-    }
-  }
-  // Not known yet (or the list changed): ask the providers again.
-  provided_tool_listings_named();
-  std::lock_guard lock(provided_mutex_);
-  auto it = provided_.find(std::string(name));
-  if (it == provided_.end()) return std::nullopt;
-  return it->second;
 }
 
 void server::attach(session* s) {
@@ -154,10 +132,14 @@ void server::for_each_session(F&& fn) {
 }
 
 void server::list_changed(std::string_view plugin, uint32_t lists) {
-  if ((lists & TOOLHOST_LIST_TOOLS) != 0) {
-    std::lock_guard lock(provided_mutex_);
-    provided_valid_ = false;
+  if ((lists & TOOLHOST_LIST_INSTRUCTIONS) != 0) {
+    {
+      std::lock_guard lock(instructions_mutex_);
+      instructions_known_.emplace(plugin);
+    }
+    instructions_known_cv_.notify_all();
   }
+  if ((lists & TOOLHOST_LIST_TOOLS) != 0) catalog_.tools_changed();
   ::toolhost::log::debug("server", cat("plugin '", plugin, "' changed its lists (", lists, ")"));
   const std::pair<uint32_t, const char*> kinds[] = {{TOOLHOST_LIST_TOOLS, "notifications/tools/list_changed"},
                                                      {TOOLHOST_LIST_RESOURCES, "notifications/resources/list_changed"},

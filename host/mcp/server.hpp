@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "host/config/config.hpp"
+#include "host/mcp/catalog.hpp"
 #include "host/mcp/worker_pool.hpp"
 #include "host/plugins/instance.hpp"
 #include "host/plugins/loader.hpp"
@@ -24,12 +26,6 @@
 namespace toolhost::mcp {
 
 class session;
-
-// A tool a provider serves, as the host remembers it between a list and a call.
-struct provided_tool {
-  const plugins::provider* provider = nullptr;
-  std::string permission_kind;
-};
 
 class server final : public plugins::host_events {
  public:
@@ -54,6 +50,8 @@ class server final : public plugins::host_events {
   const config::server& settings() const { return settings_; }
   const std::string& name() const { return settings_.name; }
   plugins::registry& registry() { return registry_; }
+  // Which plugin serves each name, and the lists clients page through.
+  mcp::catalog& catalog() { return catalog_; }
   const std::vector<std::unique_ptr<plugins::instance>>& instances() const { return instances_; }
   worker_pool& workers() { return workers_; }
   const std::string& home() const { return home_; }
@@ -61,13 +59,9 @@ class server final : public plugins::host_events {
   // The effective setting of a permission kind in this server.
   config::permission permission_of(const plugins::permission_kind& kind) const;
 
-  // Server instructions: what the plugins registered plus what providers offer now.
+  // Server instructions: what the plugins registered plus what providers offer now, after
+  // waiting (bounded by each provider's instructions_wait_ms) for late ones to be announced.
   std::string instructions() const;
-
-  // Providers' tools: JSON arrays merged after the static tools, with the permission kind
-  // remembered for calls. Called for tools/list; find_provided_tool refreshes when needed.
-  std::vector<std::pair<std::string, std::string>> provided_tool_listings_named();  // name, listing
-  std::optional<provided_tool> find_provided_tool(std::string_view name);
 
   void attach(session* s);
   void detach(session* s);
@@ -79,6 +73,7 @@ class server final : public plugins::host_events {
 
  private:
   void load();
+  void wait_for_late_instructions() const;
   template <class F>
   void for_each_session(F&& fn);
 
@@ -97,9 +92,12 @@ class server final : public plugins::host_events {
   std::mutex sessions_mutex_;
   std::vector<session*> sessions_;
 
-  std::mutex provided_mutex_;
-  bool provided_valid_ = false;
-  std::unordered_map<std::string, provided_tool> provided_;
+  // Plugins whose providers announced their late instructions (TOOLHOST_LIST_INSTRUCTIONS).
+  mutable std::mutex instructions_mutex_;
+  mutable std::condition_variable instructions_known_cv_;
+  std::set<std::string, std::less<>> instructions_known_;
+
+  mcp::catalog catalog_;
 
   worker_pool workers_;
   bool shut_down_ = false;

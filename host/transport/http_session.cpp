@@ -15,17 +15,6 @@
 namespace toolhost::transport::http {
 namespace {
 
-// Messages the MCP session sends synchronously while handle() runs on this thread belong to that
-// very POST: those that name no request (parse errors, invalid messages) are its answer, the
-// others (ping, initialize, refusals) go to its stream even when the client reused the id of a
-// request still in flight, which keeps its own stream.
-struct capture {
-  const http_session* owner = nullptr;
-  std::vector<std::string> messages;
-  std::vector<mcp::outgoing> related;
-};
-thread_local capture* t_capture = nullptr;
-
 }  // namespace
 
 std::string random_session_id() {
@@ -55,8 +44,10 @@ http_session::http_session(std::string id)
 std::shared_ptr<http_session> http_session::create(mcp::server& srv, std::string id) {
   std::shared_ptr<http_session> s(new http_session(std::move(id)));
   std::weak_ptr<http_session> weak = s;
+  // What belongs to no request goes to the GET stream.
   s->mcp_ = mcp::session::create(srv, [weak](mcp::outgoing m) {
-    if (auto self = weak.lock()) self->deliver(std::move(m));
+    auto self = weak.lock();
+    if (self && !m.json.empty()) self->standalone_->push(std::move(m.json), false);
   });
   return s;
 }
@@ -100,40 +91,9 @@ std::shared_ptr<stream> http_session::standalone() {
   return standalone_;
 }
 
-void http_session::deliver(mcp::outgoing m) {
-  if (t_capture != nullptr && t_capture->owner == this) {
-    if (m.related_request.empty()) {
-      t_capture->messages.push_back(std::move(m.json));
-    } else {
-      t_capture->related.push_back(std::move(m));
-    }
-    return;
-  }
-  if (m.related_request.empty()) {
-    if (!m.json.empty()) standalone_->push(std::move(m.json), false);
-    return;
-  }
-  std::shared_ptr<stream> target;
-  {
-    std::lock_guard lock(mutex_);
-    auto it = routes_.find(m.related_request);
-    if (it == routes_.end()) {
-      if (!closed_) unrouted_[m.related_request].push_back(std::move(m));
-      return;
-    }
-    target = it->second;
-    if (m.final) routes_.erase(it);
-  }
-  // A stream carries one request, so the end of the request is the end of the stream.
-  if (m.json.empty()) {
-    target->end();
-  } else {
-    target->push(std::move(m.json), m.final);
-  }
-  if (m.final) {
-    std::lock_guard lock(mutex_);
-    retire_locked(target);
-  }
+void http_session::finished(const std::shared_ptr<stream>& s) {
+  std::lock_guard lock(mutex_);
+  retire_locked(s);
 }
 
 void http_session::retire_locked(const std::shared_ptr<stream>& s) {
@@ -161,11 +121,30 @@ void http_session::abandon(const std::shared_ptr<stream>& s) {
 
 http_session::post_result http_session::post(std::string_view body) {
   post_result out;
-  capture c;
-  c.owner = this;
-  t_capture = &c;
-  const mcp::handled h = mcp_->handle(body);
-  t_capture = nullptr;
+  // The POST's stream exists before the message is handled: everything the session sends for
+  // the request (its answer, progress, questions to the client) goes straight to it, from
+  // whichever thread sends it.
+  std::shared_ptr<stream> s;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) {
+      out.status = 404;
+      return out;
+    }
+    s = std::make_shared<stream>(next_stream_++, kStreamBytes);
+    streams_[s->index()] = s;
+  }
+  std::weak_ptr<http_session> weak = weak_from_this();
+  const mcp::sink reply = [weak, s](mcp::outgoing m) {
+    if (m.json.empty()) {
+      if (m.final) s->end();
+    } else {
+      s->push(std::move(m.json), m.final);
+    }
+    if (!m.final) return;
+    if (auto self = weak.lock()) self->finished(s);
+  };
+  const mcp::handled h = mcp_->handle(body, reply);
   {
     std::lock_guard lock(mutex_);
     last_used_ = std::chrono::steady_clock::now();
@@ -174,52 +153,18 @@ http_session::post_result http_session::post(std::string_view body) {
   if (h.parse_error || h.requests.empty()) {
     // A message that is no request at all (unparsable, "jsonrpc":"1.0", no method) was answered
     // with an error while handle() ran: that error is this POST's 400 answer, with the id when
-    // the message had one.
-    for (auto& m : c.related) {
-      if (m.final && !m.json.empty()) c.messages.push_back(std::move(m.json));
-    }
-    if (!c.messages.empty()) {
+    // the message had one. A notification or a response has no answer: 202.
+    stream::slice slice = s->take(0);
+    release(s);
+    if (!slice.events.empty()) {
       out.status = 400;
-      out.body = std::move(c.messages.front());
+      out.body = std::move(slice.events.front().data);
     } else {
       out.status = 202;
     }
     return out;
   }
-  std::shared_ptr<stream> s;
-  {
-    // Routes and the messages that arrived before them go in under one lock, so that nothing
-    // sent later can overtake them.
-    std::lock_guard lock(mutex_);
-    s = std::make_shared<stream>(next_stream_++, kStreamBytes);
-    s->set_request(h.requests.front());  // one request per POST: HTTP takes no batches
-    streams_[s->index()] = s;
-    bool finished = false;
-    auto take = [&](mcp::outgoing& m, bool routed) {
-      if (m.json.empty()) {
-        s->end();
-      } else {
-        s->push(std::move(m.json), m.final);
-      }
-      if (m.final) {
-        if (routed) routes_.erase(m.related_request);
-        finished = true;
-      }
-    };
-    for (const auto& id : h.requests) {
-      const bool duplicate = routes_.count(id) != 0;  // the client reused an id still in flight
-      if (!duplicate) routes_[id] = s;
-      for (auto& m : c.related) {
-        if (m.related_request == id && (!m.json.empty() || m.final)) take(m, !duplicate);
-      }
-      if (duplicate) continue;
-      auto it = unrouted_.find(id);
-      if (it == unrouted_.end()) continue;
-      for (auto& m : it->second) take(m, true);
-      unrouted_.erase(it);
-    }
-    if (finished) retire_locked(s);
-  }
+  s->set_request(h.requests.front());  // one request per POST: HTTP takes no batches
   out.stream = std::move(s);
   out.initialize = h.is_initialize;
   return out;
@@ -241,8 +186,6 @@ void http_session::close(int grace_ms) {
     for (auto& [index, s] : streams_) streams.push_back(s);
     streams_.clear();
     finished_.clear();
-    routes_.clear();
-    unrouted_.clear();
   }
   mcp_->close(grace_ms);
   for (auto& s : streams) {

@@ -35,7 +35,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
 
   // What one POST body turned into.
   struct post_result {
-    int status = 200;                 // 200: read `stream`; 202: nothing to send; 400: `body` says why
+    int status = 200;                 // 200: read `stream`; 202: nothing to send; 400: `body` says why;
+                                      // 404: the session ended meanwhile
     std::string body;                 // a JSON-RPC error for 400
     std::shared_ptr<class stream> stream;
     bool initialize = false;          // it carried `initialize`
@@ -72,15 +73,13 @@ class http_session : public std::enable_shared_from_this<http_session> {
 
  private:
   http_session(std::string id);
-  void deliver(mcp::outgoing message);
   // A stream ended: it is kept (for a client that lost it) until released or pushed out.
+  void finished(const std::shared_ptr<class stream>& s);
   void retire_locked(const std::shared_ptr<class stream>& s);
 
   const std::string id_;
   std::shared_ptr<mcp::session> mcp_;
   mutable std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<class stream>> routes_;     // request id (JSON) -> its stream
-  std::map<std::string, std::vector<mcp::outgoing>> unrouted_;      // sent before the route existed
   std::map<int, std::shared_ptr<class stream>> streams_;            // by index, live and kept
   std::deque<int> finished_;
   int next_stream_ = 1;
