@@ -22,26 +22,12 @@ class pdb_source final : public symbol_source {
     if (!s) return std::nullopt;
     return symbol_hit{std::move(s->name), s->rva, s->size, s->k == pdb::symbol::kind::function};
   }
-  std::optional<symbol_hit> nearest(uint64_t offset) const override {
-    const pdb::symbol_index* index = symbols();
-    if (index == nullptr || offset > UINT32_MAX) return std::nullopt;
-    const pdb::symbol* s = index->nearest(static_cast<uint32_t>(offset));
-    if (s == nullptr) return std::nullopt;
-    return hit(*s);
-  }
+  std::optional<symbol_hit> nearest(uint64_t offset) const override { return at(offset, &pdb::symbol_index::nearest); }
   std::optional<symbol_hit> following(uint64_t offset) const override {
-    const pdb::symbol_index* index = symbols();
-    if (index == nullptr || offset > UINT32_MAX) return std::nullopt;
-    const pdb::symbol* s = index->following(static_cast<uint32_t>(offset));
-    if (s == nullptr) return std::nullopt;
-    return hit(*s);
+    return at(offset, &pdb::symbol_index::following);
   }
   std::optional<symbol_hit> function_at(uint64_t offset) const override {
-    const pdb::symbol_index* index = symbols();
-    if (index == nullptr || offset > UINT32_MAX) return std::nullopt;
-    const pdb::symbol* s = index->function_at(static_cast<uint32_t>(offset));
-    if (s == nullptr) return std::nullopt;
-    return hit(*s);
+    return at(offset, &pdb::symbol_index::function_at);
   }
   void match(std::string_view pattern, const std::function<bool(const symbol_hit&)>& visit) const override {
     const pdb::symbol_index* index = symbols();
@@ -54,6 +40,14 @@ class pdb_source final : public symbol_source {
   const pdb::symbol_index* symbols() const {
     auto index = pdb_->symbols();
     return index.ok() ? *index : nullptr;
+  }
+  // One of the index's by-address queries; RVAs are 32-bit.
+  std::optional<symbol_hit> at(uint64_t offset, const pdb::symbol* (pdb::symbol_index::*query)(uint32_t) const) const {
+    const pdb::symbol_index* index = symbols();
+    if (index == nullptr || offset > UINT32_MAX) return std::nullopt;
+    const pdb::symbol* s = (index->*query)(static_cast<uint32_t>(offset));
+    if (s == nullptr) return std::nullopt;
+    return hit(*s);
   }
   static symbol_hit hit(const pdb::symbol& s) { return {std::string(s.name), s.rva, s.size, s.k == pdb::symbol::kind::function}; }
 

@@ -242,6 +242,16 @@ absl::StatusOr<std::unique_ptr<symbol_index>> pdb_file::impl::build_index() cons
     block_left -= name.size();
   };
 
+  // S_GDATA32 / S_LDATA32: in module streams (statics) and in the symbol record stream (globals).
+  auto add_data = [&](const cv::CVSymbol& sym) {
+    auto data = cv::SymbolDeserializer::deserializeAs<cv::DataSym>(sym);
+    if (!data) {
+      take_message(data.takeError());
+      return;
+    }
+    if (auto rva = rva_of(data->Segment, data->DataOffset)) add(data->Name, *rva, 0, symbol::kind::data);
+  };
+
   // Procedures and data in the module streams (private symbols, statics included).
   const lp::DbiModuleList& modules = dbi->modules();
   for (uint32_t i = 0; i < modules.getModuleCount() && i < kMaxModules; ++i) {
@@ -273,15 +283,9 @@ absl::StatusOr<std::unique_ptr<symbol_index>> pdb_file::impl::build_index() cons
           break;
         }
         case cv::S_LDATA32:
-        case cv::S_GDATA32: {
-          auto data = cv::SymbolDeserializer::deserializeAs<cv::DataSym>(sym);
-          if (!data) {
-            take_message(data.takeError());
-            break;
-          }
-          if (auto rva = rva_of(data->Segment, data->DataOffset)) add(data->Name, *rva, 0, symbol::kind::data);
+        case cv::S_GDATA32:
+          add_data(sym);
           break;
-        }
         default:
           break;
       }
@@ -309,24 +313,14 @@ absl::StatusOr<std::unique_ptr<symbol_index>> pdb_file::impl::build_index() cons
           if (!rva) break;
           const bool function =
               (static_cast<uint32_t>(pub->Flags) & static_cast<uint32_t>(cv::PublicSymFlags::Function)) != 0;
-          if (x86) {
-            const std::string plain = undecorate_x86(pub->Name.str());
-            add(plain, *rva, 0, function ? symbol::kind::function : symbol::kind::data);
-          } else {
-            add(pub->Name, *rva, 0, function ? symbol::kind::function : symbol::kind::data);
-          }
+          const std::string plain = x86 ? undecorate_x86(pub->Name.str()) : std::string();
+          add(x86 ? llvm::StringRef(plain) : pub->Name, *rva, 0, function ? symbol::kind::function : symbol::kind::data);
           break;
         }
+        case cv::S_LDATA32:
         case cv::S_GDATA32:
-        case cv::S_LDATA32: {
-          auto data = cv::SymbolDeserializer::deserializeAs<cv::DataSym>(sym);
-          if (!data) {
-            take_message(data.takeError());
-            break;
-          }
-          if (auto rva = rva_of(data->Segment, data->DataOffset)) add(data->Name, *rva, 0, symbol::kind::data);
+          add_data(sym);
           break;
-        }
         default:
           break;
       }
