@@ -13,6 +13,13 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 # The installed default configuration finds the installed plugins.
 XDG_CONFIG_HOME="$work/xdg" "$prefix/bin/toolhost" check-config --config "$prefix/share/toolhost/toolhost.toml"
 
+# The SDK says under which terms a plugin builds against it: the licence, and an SPDX line in
+# every installed header.
+test -f "$prefix/share/doc/toolhost/LICENSE"
+for header in $(find "$prefix/include/toolhost" -name '*.h' -o -name '*.hpp'); do
+  head -n 2 "$header" | grep -q 'SPDX-License-Identifier: Apache-2.0' || { echo "$header has no SPDX line" >&2; exit 1; }
+done
+
 # A plugin of its own, outside the repository: the example with another id and tool name.
 sed -e 's/TOOLHOST_PLUGIN("example"/TOOLHOST_PLUGIN("outside"/' -e 's/plugin.tool("count")/plugin.tool("count_outside")/' \
     "$example/example.cpp" > "$work/outside/outside.cpp"
