@@ -450,6 +450,18 @@ void session::render_stop(const toolhost_dt_stop_t& stop, const std::string& ban
   }
 }
 
+void session::collect_stop_while_halted() {
+  if (exited_ || !target_->has(TOOLHOST_DT_CAP_RUN_CONTROL) || running()) return;
+  auto stop = target_->wait_stop(std::chrono::milliseconds(0));
+  if (!stop.ok() || !*stop) return;
+  auto accepted = accept_stop(**stop);
+  if (!accepted.ok()) {
+    out_ += std::string(accepted.status().message()) + "\n";
+  } else if (*accepted) {
+    refuse_resume_once_ = true;
+  }
+}
+
 absl::StatusOr<bool> session::wait_for_stop(clock::time_point deadline) {
   for (;;) {
     if (cancelled_ != nullptr && *cancelled_ && (*cancelled_)()) return false;
@@ -541,7 +553,9 @@ line_result session::run_line(std::string_view line, std::chrono::milliseconds t
     out_ += std::exchange(parked_, {});
     has_parked_ = false;
     refuse_resume_once_ = true;
-  } else if (running()) {
+  } else if (!running()) {
+    collect_stop_while_halted();
+  } else {
     for (;;) {
       auto stop = target_->wait_stop(std::chrono::milliseconds(0));
       if (!stop.ok() || !*stop) break;
@@ -626,6 +640,7 @@ line_result session::run_line(std::string_view line, std::chrono::milliseconds t
       result.error = true;
       break;  // a failing command ends the line
     }
+    collect_stop_while_halted();
   }
 
   if (!running()) refresh_modules();

@@ -149,6 +149,10 @@ class session final : public expression_context {
   // Decides whether a stop is reported (true) or absorbed and the target resumed (false).
   absl::StatusOr<bool> accept_stop(const toolhost_dt_stop_t& stop);
   void render_stop(const toolhost_dt_stop_t& stop, const std::string& banner);
+  // A stop a halted target reported while a command talked to it (KD: a state change that came
+  // instead of a reply) is rendered into out_; a resuming command later on the line is then
+  // refused once, as for a stop that arrived between calls.
+  void collect_stop_while_halted();
   // Resumes and waits for the next stop. `deliver` says whether a signal the last stop
   // intercepted goes to the program (gn: true, gh: false; absent: its handling status).
   absl::Status resume_and_wait(toolhost_dt_resume_t how, std::optional<bool> deliver = std::nullopt);
