@@ -73,6 +73,12 @@ void session::tools_call(const request_ptr& request, const rapidjson::Value* par
       return;
     }
     if (result.empty()) return respond_error(request, jsonrpc::kInvalidParams, cat("Unknown tool: ", call->name));
+    if (!call->missing_capability.empty()) {
+      return respond_error(request, jsonrpc::kMissingClientCapability,
+                           cat("Missing required client capability: ", call->name, " needs the client's '",
+                               call->missing_capability, "' capability; declare it in _meta's clientCapabilities"),
+                           cat(R"({"requiredCapabilities":{)", sdk::quote(call->missing_capability), ":{}}}"), 400);
+    }
     respond(request, result);
   });
 }

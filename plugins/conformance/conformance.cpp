@@ -82,6 +82,51 @@ absl::Status register_tools(sdk::plugin& p) {
             });
   }
   if (s.ok()) {
+    // 2026-07-28's name for the same fixture; its log messages reach only a request that asked
+    // for them with _meta's logLevel.
+    s = tool("test_logging_tool", "Sends three info log messages about 50 ms apart.")
+            .handler([](const sdk::args&, sdk::call& call) {
+              call.log(sdk::log_level::info, "Tool execution started");
+              pause(call, 50);
+              call.log(sdk::log_level::info, "Tool processing data");
+              pause(call, 50);
+              call.log(sdk::log_level::info, "Tool execution completed");
+              return sdk::result::text("Logging test completed: sent 3 log messages.");
+            });
+  }
+  if (s.ok()) {
+    s = tool("test_missing_capability", "Needs the client's sampling capability: asks the client's model a question.")
+            .handler([](const sdk::args&, sdk::call& call) {
+              auto answer = call.request("sampling/createMessage",
+                                         R"({"messages":[{"role":"user","content":{"type":"text","text":"Say hello"}}],"maxTokens":10})");
+              if (!answer.ok()) return sdk::result::error("Sampling failed: " + std::string(answer.status().message()));
+              return sdk::result::text("The client's model answered.");
+            });
+  }
+  if (s.ok()) {
+    s = tool("test_streaming_elicitation", "Reports progress, then asks the user to confirm (elicitation/create).")
+            .handler([](const sdk::args&, sdk::call& call) {
+              call.progress(0, 1);
+              auto answer = call.elicit("Continue?", R"({"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]})");
+              if (!answer.ok()) return sdk::result::error("Elicitation failed: " + std::string(answer.status().message()));
+              return sdk::result::text("Elicitation completed: action=" + answer->action);
+            });
+  }
+  if (s.ok()) {
+    s = tool("test_trigger_tool_change", "Announces that the tool list changed (notifications/tools/list_changed).")
+            .handler([&p](const sdk::args&, sdk::call&) {
+              p.notify_list_changed(TOOLHOST_LIST_TOOLS);
+              return sdk::result::text("Announced a tool list change.");
+            });
+  }
+  if (s.ok()) {
+    s = tool("test_trigger_prompt_change", "Announces that the prompt list changed (notifications/prompts/list_changed).")
+            .handler([&p](const sdk::args&, sdk::call&) {
+              p.notify_list_changed(TOOLHOST_LIST_PROMPTS);
+              return sdk::result::text("Announced a prompt list change.");
+            });
+  }
+  if (s.ok()) {
     s = tool("test_tool_with_progress", "Reports progress 0, 50 and 100 of 100, about 50 ms apart.")
             .handler([](const sdk::args&, sdk::call& call) {
               call.progress(0, 100);
@@ -164,8 +209,12 @@ absl::Status register_tools(sdk::plugin& p) {
     s = p.tool("json_schema_2020_12_tool")
             .description("Tool with JSON Schema 2020-12 features")
             .input_schema(R"({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",)"
-                          R"("$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},)"
-                          R"("properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"additionalProperties":false})")
+                          R"("$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},)"
+                          R"("properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},)"
+                          R"("contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},)"
+                          R"("allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],)"
+                          R"("if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},)"
+                          R"("then":{"required":["phone"]},"else":{"required":["email"]},"additionalProperties":false})")
             .permission(kKind)
             .concurrent()
             .handler([](const sdk::args& a, sdk::call&) {
