@@ -36,6 +36,16 @@ std::string prompt_message(std::string_view content_json) {
   return std::string(R"({"role":"user","content":)") + std::string(content_json) + "}";
 }
 
+// Three info log messages about 50 ms apart (the logging fixtures of both eras).
+sdk::result three_logs(const sdk::args&, sdk::call& call) {
+  call.log(sdk::log_level::info, "Tool execution started");
+  pause(call, 50);
+  call.log(sdk::log_level::info, "Tool processing data");
+  pause(call, 50);
+  call.log(sdk::log_level::info, "Tool execution completed");
+  return sdk::result::text("Logging test completed: sent 3 log messages.");
+}
+
 absl::Status register_tools(sdk::plugin& p) {
   auto tool = [&p](const char* name, const char* description) {
     return std::move(p.tool(name).description(description).input_schema(kNoArgs).permission(kKind).concurrent());
@@ -72,27 +82,13 @@ absl::Status register_tools(sdk::plugin& p) {
   }
   if (s.ok()) {
     s = tool("test_tool_with_logging", "Sends three info log messages about 50 ms apart.")
-            .handler([](const sdk::args&, sdk::call& call) {
-              call.log(sdk::log_level::info, "Tool execution started");
-              pause(call, 50);
-              call.log(sdk::log_level::info, "Tool processing data");
-              pause(call, 50);
-              call.log(sdk::log_level::info, "Tool execution completed");
-              return sdk::result::text("Logging test completed: sent 3 log messages.");
-            });
+            .handler(three_logs);
   }
   if (s.ok()) {
     // 2026-07-28's name for the same fixture; its log messages reach only a request that asked
     // for them with _meta's logLevel.
     s = tool("test_logging_tool", "Sends three info log messages about 50 ms apart.")
-            .handler([](const sdk::args&, sdk::call& call) {
-              call.log(sdk::log_level::info, "Tool execution started");
-              pause(call, 50);
-              call.log(sdk::log_level::info, "Tool processing data");
-              pause(call, 50);
-              call.log(sdk::log_level::info, "Tool execution completed");
-              return sdk::result::text("Logging test completed: sent 3 log messages.");
-            });
+            .handler(three_logs);
   }
   if (s.ok()) {
     s = tool("test_missing_capability", "Needs the client's sampling capability: asks the client's model a question.")
