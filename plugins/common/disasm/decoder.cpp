@@ -95,6 +95,11 @@ absl::StatusOr<instruction> decoder::decode(uint64_t address, std::span<const ui
                 op.mem.base == ZYDIS_REGISTER_NONE) &&
                op.mem.segment != ZYDIS_REGISTER_FS && op.mem.segment != ZYDIS_REGISTER_GS) {
       if (ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&insn, &op, address, &absolute))) out.memory_target = absolute;
+    } else if (op.type == ZYDIS_OPERAND_TYPE_MEMORY && op.mem.index == ZYDIS_REGISTER_NONE && out.memory_base.empty() &&
+               op.mem.segment != ZYDIS_REGISTER_FS && op.mem.segment != ZYDIS_REGISTER_GS) {
+      const char* base = ZydisRegisterGetString(op.mem.base);
+      out.memory_base = base != nullptr ? base : "";
+      out.memory_displacement = op.mem.disp.value;
     } else if (op.type == ZYDIS_OPERAND_TYPE_POINTER && out.kind != flow::next) {
       out.target = op.ptr.offset;  // far call/jmp seg:offset
     }

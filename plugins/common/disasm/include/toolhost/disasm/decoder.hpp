@@ -42,6 +42,10 @@ struct instruction {
   std::optional<uint64_t> memory_target;
   // An immediate operand's value (the first one), as `mov edi, 0x401136` loads an address.
   std::optional<uint64_t> immediate;
+  // A memory operand relative to one general register and nothing else: the register ("ebx")
+  // and the displacement (0xc for [ebx+0xc]). i386 PIC code reaches its GOT this way.
+  std::string memory_base;
+  int64_t memory_displacement = 0;
 
   bool is_call() const noexcept { return kind == flow::call; }
   bool is_jump() const noexcept { return kind == flow::jump || kind == flow::conditional_jump; }
