@@ -27,6 +27,13 @@
 namespace toolhost::mcp {
 namespace {
 
+// A JSON number for a progress value, exactly: StrCat keeps six digits, so 6170527 would go out
+// as 6170530 and two different reports could read as the same.
+std::string progress_number(double v) {
+  if (v == static_cast<double>(static_cast<int64_t>(v))) return std::to_string(static_cast<int64_t>(v));
+  return sdk::to_json(rapidjson::Value(v));
+}
+
 constexpr const char* kLevels[] = {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
 
 int level_index(std::string_view name) {
@@ -447,8 +454,8 @@ void session::resource_updated(std::string_view uri) {
 }
 
 void session::send_progress(call_state& call, double progress, double total, const char* message) {
-  std::string params = cat(R"({"progressToken":)", call.progress_token, R"(,"progress":)", progress);
-  if (total >= 0) append(params, R"(,"total":)", total);
+  std::string params = cat(R"({"progressToken":)", call.progress_token, R"(,"progress":)", progress_number(progress));
+  if (total >= 0) append(params, R"(,"total":)", progress_number(total));
   if (message != nullptr) append(params, R"(,"message":)", sdk::quote(message));
   params += '}';
   send({jsonrpc::notification_message("notifications/progress", params), call.id, false});

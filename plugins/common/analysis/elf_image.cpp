@@ -138,4 +138,35 @@ image image_from_elf(std::shared_ptr<const elf::elf_file> file) {
   return image(std::move(name), std::move(file), bytes, std::move(p));
 }
 
+std::optional<std::string> elf_truncation(const elf::elf_file& f) {
+  const std::string_view b = f.bytes();
+  const uint64_t size = b.size();
+  const auto past_end = [size](uint64_t offset, uint64_t length) { return offset > size || size - offset < length; };
+  for (const elf::segment& s : f.segments()) {
+    if (s.type == PT_LOAD && past_end(s.offset, s.file_size)) {
+      return "a loaded segment ends at byte " + std::to_string(s.offset + s.file_size) + ", past the end of the file (" +
+             std::to_string(size) + " bytes)";
+    }
+  }
+  // The section header table, from the ELF header (libelf drops sections it cannot read).
+  const bool is64 = f.is_64();
+  const size_t need = is64 ? 0x40 : 0x34;
+  if (size < need || b[EI_DATA] != ELFDATA2LSB) return std::nullopt;
+  const auto* p = reinterpret_cast<const uint8_t*>(b.data());
+  const uint64_t shoff = is64 ? little_endian(p + 0x28, 8) : little_endian(p + 0x20, 4);
+  const uint64_t shentsize = little_endian(p + (is64 ? 0x3a : 0x2e), 2);
+  const uint64_t shnum = little_endian(p + (is64 ? 0x3c : 0x30), 2);
+  if (shoff != 0 && shnum != 0 && past_end(shoff, shentsize * shnum)) {
+    return "its section headers end at byte " + std::to_string(shoff + shentsize * shnum) +
+           ", past the end of the file (" + std::to_string(size) + " bytes)";
+  }
+  for (const elf::section& s : f.sections()) {
+    if (s.has_file_bytes() && s.size != 0 && past_end(s.offset, s.size)) {
+      return "section " + s.name + " ends at byte " + std::to_string(s.offset + s.size) + ", past the end of the file (" +
+             std::to_string(size) + " bytes)";
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace toolhost::analysis

@@ -29,7 +29,7 @@ function_body decode_function(const image& img, const function& f, size_t max_in
   const uint64_t file_end = s->address + s->file_size;
   const uint64_t end = std::min(f.end, file_end);
   if (end <= f.address) return body;
-  const disasm::decoder dec(*mode);
+  const disasm::decoder dec(*mode, {.pad_addresses = false, .uppercase_hex = false});
   body.instructions = dec.decode_all(f.address, img.file_bytes(f.address, end - f.address),
                                      max_instructions == SIZE_MAX ? SIZE_MAX : max_instructions + 1);
   if (body.instructions.size() > max_instructions) {

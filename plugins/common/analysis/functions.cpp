@@ -281,4 +281,12 @@ const function* function_table::named(std::string_view name) const noexcept {
   return it != by_name_.end() && functions_[*it].name == name ? &functions_[*it] : nullptr;
 }
 
+std::vector<const function*> function_table::all_named(std::string_view name) const {
+  std::vector<const function*> out;
+  auto it = std::lower_bound(by_name_.begin(), by_name_.end(), name,
+                             [this](uint32_t i, std::string_view n) { return functions_[i].name < n; });
+  for (; it != by_name_.end() && functions_[*it].name == name; ++it) out.push_back(&functions_[*it]);
+  return out;
+}
+
 }  // namespace toolhost::analysis

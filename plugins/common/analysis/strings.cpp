@@ -9,6 +9,7 @@ bool is_text_byte(uint8_t c) { return (c >= 0x20 && c < 0x7f) || c == '\t' || c 
 
 // The length of the well-formed UTF-8 sequence of two to four bytes at `b`, or 0.
 size_t utf8_sequence(std::span<const uint8_t> b) {
+  if (b.empty()) return 0;
   const uint8_t lead = b[0];
   size_t n = 0;
   uint8_t low = 0x80, high = 0xbf;  // the second byte's range, narrowed against overlong forms
@@ -96,6 +97,28 @@ void append_utf8(std::string& out, uint32_t cp) {
 
 }  // namespace
 
+size_t utf8_sequence_length(std::span<const uint8_t> bytes) {
+  if (bytes.empty()) return 0;
+  return bytes[0] < 0x80 ? 1 : utf8_sequence(bytes);
+}
+
+std::string valid_utf8(std::string_view text) {
+  const std::span<const uint8_t> b(reinterpret_cast<const uint8_t*>(text.data()), text.size());
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < b.size();) {
+    const size_t n = utf8_sequence_length(b.subspan(i));
+    if (n == 0) {
+      out += "\xef\xbf\xbd";
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
 std::string_view to_string(string_encoding e) {
   switch (e) {
     case string_encoding::ascii: return "US-ASCII";
@@ -130,7 +153,7 @@ std::string string_text(const image& img, const string_entry& s, size_t max_char
     for (; i + 1 < bytes.size() && chars < max_chars; i += 2, ++chars) append_utf8(out, bytes[i]);
   } else {
     while (i < bytes.size() && chars < max_chars) {
-      const size_t n = bytes[i] < 0x80 ? 1 : std::max<size_t>(1, utf8_sequence(bytes.subspan(i)));
+      const size_t n = std::max<size_t>(1, utf8_sequence_length(bytes.subspan(i)));
       out.append(reinterpret_cast<const char*>(bytes.data()) + i, std::min(n, bytes.size() - i));
       i += n;
       ++chars;

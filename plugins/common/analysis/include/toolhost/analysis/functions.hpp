@@ -68,6 +68,8 @@ class function_table {
   const function* containing(uint64_t address) const noexcept;
   // By exact name; the lowest address wins when several functions share one.
   const function* named(std::string_view name) const noexcept;
+  // Every function with this exact name, by address.
+  std::vector<const function*> all_named(std::string_view name) const;
 
  private:
   void finish(const image& img);

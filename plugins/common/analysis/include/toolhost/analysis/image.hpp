@@ -113,6 +113,7 @@ class image {
     std::optional<uint64_t> got_base;
   };
 
+  image() = default;  // empty: no sections, no bytes
   // `bytes` is the whole file, kept valid by `owner`; `name` is used in messages.
   image(std::string name, std::shared_ptr<const void> owner, std::string_view bytes, parts p);
 
@@ -161,5 +162,8 @@ class image {
 
 // The analysis's view of a parsed ELF file (its .eh_frame FDEs included).
 image image_from_elf(std::shared_ptr<const elf::elf_file> file);
+// What a cut-short ELF file is missing ("its section headers end at byte N, past the end of the
+// file (M bytes)"), or nullopt when everything its headers point at is in the file.
+std::optional<std::string> elf_truncation(const elf::elf_file& file);
 
 }  // namespace toolhost::analysis

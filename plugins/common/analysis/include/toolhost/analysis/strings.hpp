@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,12 @@ inline constexpr size_t kMinimumStringLength = 5;  // characters; Ghidra's defau
 std::vector<string_entry> find_strings(const image& img, size_t min_chars = kMinimumStringLength);
 // Strings in `bytes` (loaded at `address`).
 void find_strings_in(std::span<const uint8_t> bytes, uint64_t address, size_t min_chars, std::vector<string_entry>& out);
+
+// The length of the well-formed UTF-8 sequence at the start of `bytes` (1 for ASCII), or 0.
+size_t utf8_sequence_length(std::span<const uint8_t> bytes);
+// `text` with each byte that is not part of well-formed UTF-8 replaced by U+FFFD (symbol names
+// in a binary can be any bytes; answers must be valid JSON).
+std::string valid_utf8(std::string_view text);
 
 // The string's text as UTF-8, cut after `max_chars` characters (`*truncated` says whether).
 std::string string_text(const image& img, const string_entry& s, size_t max_chars, bool* truncated = nullptr);

@@ -56,9 +56,16 @@ struct instruction {
   }
 };
 
+// How `instruction::text` writes numbers. The defaults are Zydis's own (0x0000000000401030);
+// listings meant for reading (the analysis server's) turn both off (0x401030).
+struct text_style {
+  bool pad_addresses = true;
+  bool uppercase_hex = true;
+};
+
 class decoder {
  public:
-  explicit decoder(mode m = mode::x86_64);
+  explicit decoder(mode m = mode::x86_64, text_style style = {});
 
   // Decodes the instruction at the start of `bytes`, which sit at virtual address `address`.
   // Fails with InvalidArgument when the bytes are not a valid instruction, OutOfRange when
@@ -78,6 +85,7 @@ class decoder {
 
  private:
   mode mode_;
+  text_style style_;
 };
 
 }  // namespace toolhost::disasm
