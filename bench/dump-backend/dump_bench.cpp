@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "open_dump.hpp"
-#include "target_adapter.hpp"
+#include <toolhost/snapshot/session.hpp>
 
 namespace {
 
@@ -41,7 +41,7 @@ int read_core(const char* core, uint64_t base, uint64_t count) {
     std::fprintf(stderr, "%s\n", std::string(snap.status().message()).c_str());
     return 1;
   }
-  toolhost_debug_target_t* t = toolhost::dump_backend::make_target(std::move(*snap));
+  toolhost_debug_target_t* t = toolhost::snapshots::make_target(std::move(*snap));
   std::mt19937_64 random(12345);
   std::vector<uint8_t> page(4096);
   uint64_t checksum = 0;

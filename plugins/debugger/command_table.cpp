@@ -9,8 +9,10 @@ namespace toolhost::debugger {
 
 const std::vector<command_spec>& command_table() {
   static const std::vector<command_spec> table = {
-      {{"g", "gh", "gn"}, "g [address]", "continue, or run to a temporary breakpoint at address",
-       "Resumes and waits up to timeout_ms for the next stop; ends in [target running] if none comes.",
+      {{"g", "gh", "gn"}, "g|gh|gn [address]", "continue, or run to a temporary breakpoint at address",
+       "Resumes and waits up to timeout_ms for the next stop; ends in [target running] if none comes. After a "
+       "signal stop, g delivers the signal to the program unless it is marked handled (sx), gh resumes without "
+       "it (handled: the program never sees it), gn delivers it (not handled).",
        run_kind::resume, &session::cmd_go},
       {{"gu"}, "gu", "run until the current function returns",
        "Plants a temporary breakpoint at the return address (deeper recursive calls pass through it).",
@@ -53,7 +55,18 @@ const std::vector<command_spec>& command_table() {
       {{"be"}, "be <ids | id-id | *>", "enable breakpoints", "", run_kind::halted, &session::cmd_bc_bd_be},
       {{"k", "kn"}, "k[n] [count]", "stack backtrace (kn numbers the frames)",
        "Follows the frame-pointer chain; frames without one end the walk.", run_kind::halted, &session::cmd_stack},
-      {{"lm"}, "lm", "list loaded modules", "", run_kind::any, &session::cmd_lm},
+      {{"lm"}, "lm[v][l][k|u][1m][sm] [m <pattern>] [a <address>]",
+       "list modules and their symbols: (deferred), (export symbols), (no symbols)",
+       "v adds each image's facts (path, timestamp, checksum, size, PDB identity); m filters by name (* and ?); a "
+       "shows the module holding an address; l only modules with symbols loaded; k / u kernel / user modules; 1m "
+       "names only; sm sorted by name. The letters may run on: lmvm nt.",
+       run_kind::any, &session::cmd_lm},
+      {{".reload"}, ".reload [/f] [/u] [module]", "re-read the module list; symbols load on first use, or now with /f",
+       "Without /f every module's symbols are deferred until a command needs them (WinDbg's default); /f loads them "
+       "now and shows where each came from; /u unloads them. A module is named as lm names it, or by its image name.",
+       run_kind::any, &session::cmd_reload},
+      {{"ld"}, "ld <module>", "load a module's symbols now", "The module may be a pattern (ld ws*).", run_kind::any,
+       &session::cmd_ld},
       {{"ln"}, "ln <address>", "nearest symbols", "", run_kind::any, &session::cmd_ln},
       {{"x"}, "x <module>!<pattern>", "find symbols (* and ? are wildcards)", "", run_kind::any, &session::cmd_x},
       {{"?"}, "? <expression>", "evaluate a MASM expression",
@@ -81,6 +94,21 @@ const std::vector<command_spec>& command_table() {
        "memory backend); halt the target first for a consistent dump. The dump backend opens the file again: "
        "open {backend:\"dump\", connect:FILE}.",
        run_kind::any, &session::cmd_dump},
+      {{"sx"}, "sx", "list the signal filters (break and handling status of each POSIX signal)",
+       "The defaults are gdb's: SIGINT and SIGTRAP are the debugger's own and handled; SIGALRM, SIGCHLD, SIGURG, "
+       "SIGIO, SIGVTALRM, SIGPROF and SIGWINCH are ignored (delivered to the program without a stop or a word); "
+       "every other signal breaks and is not handled (g delivers it).",
+       run_kind::any, &session::cmd_sx},
+      {{"sxe", "sxd", "sxn", "sxi"}, "sx{e|d|n|i} [-h] <signal | *> [signal...]",
+       "set what a signal does when it arrives: sxe break, sxd second-chance break, sxn output, sxi ignore",
+       "Signals by name (SIGUSR1, usr1) or decimal number (10); * is every signal but SIGINT and SIGTRAP. sxe stops "
+       "before the program receives the signal. sxd, sxn and sxi do not stop: the signal is delivered at once, in "
+       "the background; sxd and sxn put a notice at the top of the next result, sxi says nothing. (A signal has "
+       "no second chance the debugger sees before the program acts on it, so sxd notifies as sxn does; a signal "
+       "that ends the program is reported as its exit.) With -h the handling status changes instead: sxe -h marks "
+       "it handled (resuming drops it unless gn), sxd -h not handled (resuming delivers it unless gh).",
+       run_kind::any, &session::cmd_sx},
+      {{"sxr"}, "sxr", "reset every signal filter to gdb's defaults", "", run_kind::any, &session::cmd_sx},
       {{"help", ".help"}, "help | .help <command>", "list commands, or show one in full", "", run_kind::any,
        &session::cmd_help},
   };

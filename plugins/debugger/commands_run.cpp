@@ -1,9 +1,13 @@
-// Run control: g, gu, p, t, pa, break.
+// Run control: g, gh, gn, gu, p, t, pa, break, and the signal filters sx*.
+#include <toolhost/sdk/json.hpp>
+
 #include "command_line.hpp"
 #include "format.hpp"
 #include "session.hpp"
 
 namespace toolhost::debugger {
+
+namespace signals = toolhost::signals;
 
 absl::Status session::cmd_go(const std::string& name, std::string_view args) {
   if (!trim(args).empty()) {
@@ -12,7 +16,11 @@ absl::Status session::cmd_go(const std::string& name, std::string_view args) {
     if (auto s = target_->set_breakpoint(TOOLHOST_DT_BP_SOFTWARE, *address, 1); !s.ok()) return s;
     temporaries_.push_back({*address, std::nullopt});
   }
-  return resume_and_wait(TOOLHOST_DT_CONTINUE);
+  // gh: the intercepted signal is handled here and dropped; gn: not handled, so delivered.
+  std::optional<bool> deliver;
+  if (name == "gh") deliver = false;
+  if (name == "gn") deliver = true;
+  return resume_and_wait(TOOLHOST_DT_CONTINUE, deliver);
 }
 
 absl::Status session::cmd_step(const std::string& name, std::string_view args) {
@@ -87,6 +95,39 @@ absl::Status session::cmd_break(const std::string& name, std::string_view args) 
   auto stopped = wait_for_stop(deadline_);
   if (!stopped.ok()) return stopped.status();
   if (!*stopped) out_ += "The break-in was sent; the target has not stopped yet (the next halted-only command collects the stop).\n";
+  return absl::OkStatus();
+}
+
+absl::Status session::cmd_sx(const std::string& name, std::string_view args) {
+  const bool process = target_->kind() == "process" || target_->kind() == "dump";
+  if (name == "sx" || name == "sxr") {
+    if (!trim(args).empty()) return usage_error(name, name + " takes no arguments");
+    if (name == "sxr") {
+      signals_.reset();
+      signals_dirty_ = true;
+      out_ += "Signal filters are back to gdb's defaults.\n";
+    }
+    if (!process) {
+      out_ += "(the " + target_->backend() + " target is a " + target_->kind() +
+              ", not a process: it reports no POSIX signals, so these filters do not apply to it)\n";
+    }
+    out_ += signals_.listing();
+    std::string json = R"({"signals":[)";
+    bool first = true;
+    for (const auto& s : signals::all()) {
+      const auto& f = signals_.of(s.number);
+      json += std::string(first ? "" : ",") + R"({"number":)" + std::to_string(s.number) + R"(,"name":)" +
+              sdk::quote(s.name) + R"(,"break":)" + sdk::quote(status_word(f.on_arrival)) + R"(,"handled":)" +
+              (f.handled ? "true" : "false") + "}";
+      first = false;
+    }
+    result_json_ = json + "]}";
+    return absl::OkStatus();
+  }
+  auto changed = signals_.apply(name, args);
+  if (!changed.ok()) return usage_error(name, std::string(changed.status().message()));
+  signals_dirty_ = true;
+  out_ += *changed + "\n";
   return absl::OkStatus();
 }
 

@@ -2,21 +2,29 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <utility>
 
 #include <toolhost/sdk/json.hpp>
+#include <toolhost/signals/posix_signals.hpp>
 
 #include "command_line.hpp"
+#include "elf_symbols.hpp"
 #include "format.hpp"
 #include "output_store.hpp"
+#include "pe_symbols.hpp"
 
 namespace toolhost::debugger {
+
+namespace signals = toolhost::signals;
 
 namespace {
 constexpr auto kSlice = std::chrono::milliseconds(50);
 }
 
-session::session(std::unique_ptr<target> t) : target_(std::move(t)) {}
+session::session(std::unique_ptr<target> t) : target_(std::move(t)) {
+  symbols_.set_loader([this](const module& m) { return load_module_symbols(m); });
+}
 
 session::~session() {
   // Temporary breakpoints are ours alone; user breakpoints go with the backend's close().
@@ -109,10 +117,62 @@ absl::StatusOr<uint64_t> session::sp() {
   return it->second;
 }
 
-void session::refresh_modules() {
+void session::refresh_modules(bool load_elf) {
   if (!modules_stale_ || running() || exited_) return;
   if (target_->has(TOOLHOST_DT_CAP_MODULES)) symbols_.set_modules(target_->modules());
   modules_stale_ = false;
+  if (!load_elf) return;
+  for (const auto& m : symbols_.modules()) {
+    if (m.state == symbol_state::deferred && is_elf_module(m)) symbols_.ensure_loaded(m);
+  }
+}
+
+bool session::is_elf_module(const module& m) const {
+  if (target_->os() == "windows" || m.path.empty()) return false;
+  std::ifstream in(m.path, std::ios::binary);
+  char magic[4] = {};
+  return static_cast<bool>(in.read(magic, 4)) && std::string_view(magic, 4) == "\x7f" "ELF";
+}
+
+absl::StatusOr<std::shared_ptr<const pe::image>> session::module_image(const module& m) {
+  const uint64_t base = m.base, size = m.size;
+  target* t = target_.get();
+  auto image = pe::image::from_memory(m.name, [t, base, size](uint64_t offset, std::span<uint8_t> out) -> size_t {
+    if (size != 0 && offset >= size) return 0;
+    const size_t want = size != 0 ? static_cast<size_t>(std::min<uint64_t>(out.size(), size - offset)) : out.size();
+    auto bytes = t->read(base + offset, want);
+    if (!bytes.ok()) return 0;
+    std::memcpy(out.data(), bytes->data(), bytes->size());
+    return bytes->size();
+  });
+  if (!image.ok()) return image.status();
+  return std::make_shared<const pe::image>(std::move(*image));
+}
+
+module_symbols session::load_module_symbols(const module& m) {
+  // An ELF file the target names (a process's libraries) ...
+  if (is_elf_module(m)) {
+    if (auto elf = elf_module_symbols(m)) return *elf;
+  }
+  // ... else a PE image in the target's memory: its exports.
+  module_symbols out;
+  auto image = module_image(m);
+  if (!image.ok()) {
+    out.problem = m.path.empty() && target_->os() != "windows" ? "the target gives no file for it"
+                                                                : std::string(image.status().message());
+    return out;
+  }
+  out.pe_image = *image;
+  out.facts = pe_facts(**image, m.path);
+  auto exports = make_export_source(**image, m.path.substr(m.path.find_last_of("\\/") + 1));
+  if (!exports.ok()) {
+    out.problem = std::string(exports.status().message());
+  } else if (*exports) {
+    out.sources.push_back(std::move(*exports));
+  } else {
+    out.problem = "the image exports nothing";
+  }
+  return out;
 }
 
 void session::refresh_threads() {
@@ -241,11 +301,37 @@ void session::after_stop() {
 
 absl::StatusOr<bool> session::accept_stop(const toolhost_dt_stop_t& stop) {
   after_stop();
-  if (stop.reason == TOOLHOST_DT_STOP_EXITED) {
+  pending_signal_ = 0;
+  last_signal_.reset();
+  if (stop.reason == TOOLHOST_DT_STOP_EXITED || stop.reason == TOOLHOST_DT_STOP_TERMINATED) {
     exited_ = true;
     temporaries_.clear();
     last_stop_ = stop;
-    out_ += std::string("The target exited: ") + stop.description + "\n";
+    std::string text = std::string("The target exited: ") + stop.description;
+    if (stop.reason == TOOLHOST_DT_STOP_TERMINATED) {
+      if (const auto* info = signals::by_number(static_cast<int>(stop.code))) text += std::string(", ") + info->description;
+    }
+    out_ += text + "\n";
+    return true;
+  }
+  if (stop.reason == TOOLHOST_DT_STOP_SIGNAL) {
+    const int number = static_cast<int>(stop.code);
+    signal_event event = read_signal_event(stop);
+    if (!signals_.stops(number)) {
+      // Not a stop: pass it on (or drop it, when handled) at once, noting it if asked to.
+      if (signals_.notifies(number)) {
+        note(signal_line(stop, event) + (signals_.delivers(number) ? " - delivered to the program"
+                                                                    : " - handled, not delivered"));
+      }
+      pending_signal_ = number;
+      if (auto s = resume_target(last_resume_, std::nullopt); !s.ok()) return s;
+      return false;
+    }
+    pending_signal_ = number;
+    last_signal_ = event;
+    clear_temporaries();
+    last_stop_ = stop;
+    render_stop(stop, signal_line(stop, event) + " (first chance)\n" + signal_hint(number));
     return true;
   }
   const uint64_t at = stop.pc;
@@ -313,15 +399,13 @@ absl::StatusOr<bool> session::accept_stop(const toolhost_dt_stop_t& stop) {
     }
   } else if (stop.reason == TOOLHOST_DT_STOP_INTERRUPT) {
     banner = std::string("Break-in: the target stopped (") + stop.description + ")";
-  } else if (stop.reason == TOOLHOST_DT_STOP_SIGNAL) {
-    banner = std::string("Signal received: ") + stop.description;
   } else if (stop.reason == TOOLHOST_DT_STOP_EXCEPTION || stop.reason == TOOLHOST_DT_STOP_BUGCHECK ||
              stop.reason == TOOLHOST_DT_STOP_REBOOT || stop.reason == TOOLHOST_DT_STOP_MODULE_LOAD ||
              stop.reason == TOOLHOST_DT_STOP_UNKNOWN || stop.reason == TOOLHOST_DT_STOP_WATCHPOINT) {
     banner = stop.description;
   }
   if (absorb) {
-    if (auto s = target_->resume(TOOLHOST_DT_CONTINUE); !s.ok()) return s;
+    if (auto s = resume_target(TOOLHOST_DT_CONTINUE, std::nullopt); !s.ok()) return s;
     return false;
   }
   clear_temporaries();
@@ -353,12 +437,33 @@ absl::StatusOr<bool> session::wait_for_stop(clock::time_point deadline) {
   }
 }
 
-absl::Status session::resume_and_wait(toolhost_dt_resume_t how) {
-  if (!target_->has(TOOLHOST_DT_CAP_RUN_CONTROL)) {
-    return absl::UnimplementedError("the " + target_->backend() + " backend cannot run the target (it is a snapshot)");
+absl::Status session::resume_target(toolhost_dt_resume_t how, std::optional<bool> deliver) {
+  if (signals_dirty_) {
+    // Ignored, not-handled signals never reach us where the backend can pass them itself.
+    auto s = target_->pass_signals(signals_.background());
+    if (!s.ok() && !absl::IsUnimplemented(s)) return s;
+    signals_dirty_ = false;
+  }
+  int signal = 0;
+  if (pending_signal_ != 0 && deliver.value_or(signals_.delivers(pending_signal_))) signal = pending_signal_;
+  if (signal != 0 && !target_->can_deliver_signals()) {
+    return absl::UnimplementedError("the " + target_->backend() + " backend cannot deliver " +
+                                    signals::name_of(signal) + " to the program; `gh` resumes without it");
   }
   registers_.reset();
-  if (auto s = target_->resume(how); !s.ok()) return s;
+  if (auto s = target_->resume(how, -1, signal); !s.ok()) return s;
+  pending_signal_ = 0;
+  last_resume_ = how;
+  return absl::OkStatus();
+}
+
+absl::Status session::resume_and_wait(toolhost_dt_resume_t how, std::optional<bool> deliver) {
+  if (!target_->has(TOOLHOST_DT_CAP_RUN_CONTROL)) {
+    std::string text = "the " + target_->backend() + " backend cannot run the target (it is a snapshot)";
+    if (pending_signal_ != 0) text += " and cannot deliver " + signals::name_of(pending_signal_) + " to it";
+    return absl::UnimplementedError(text);
+  }
+  if (auto s = resume_target(how, deliver); !s.ok()) return s;
   auto stopped = wait_for_stop(deadline_);
   if (!stopped.ok()) return stopped.status();
   return absl::OkStatus();
@@ -393,7 +498,6 @@ absl::Status session::usage_error(const std::string& name, const std::string& pr
 
 line_result session::run_line(std::string_view line, std::chrono::milliseconds timeout,
                               const std::function<bool()>& cancelled) {
-  out_.clear();
   result_json_ = "null";
   deadline_ = clock::now() + timeout;
   cancelled_ = &cancelled;
@@ -402,8 +506,9 @@ line_result session::run_line(std::string_view line, std::chrono::milliseconds t
 
   // A stop that arrived while nobody was asking is shown first; a resuming command in this
   // call is then refused once so that the stop is seen before it is continued past.
+  out_ = std::exchange(notices_, {});
   if (has_parked_) {
-    out_ = std::exchange(parked_, {});
+    out_ += std::exchange(parked_, {});
     has_parked_ = false;
     refuse_resume_once_ = true;
   } else if (running()) {
@@ -433,8 +538,14 @@ line_result session::run_line(std::string_view line, std::chrono::milliseconds t
   }
   for (const auto& text : commands) {
     if (result.error) break;
-    const parsed_command cmd = parse_command(text);
+    parsed_command cmd = parse_command(text);
     const command_spec* spec = find_command(cmd.name);
+    if (spec == nullptr && cmd.name.size() > 2 && cmd.name.rfind("lm", 0) == 0) {
+      // lmv, lmvm nt, lmDvmnt: lm with its option letters run on.
+      cmd.args = cmd.name.substr(2) + " " + cmd.args;
+      cmd.name = "lm";
+      spec = find_command(cmd.name);
+    }
     if (spec == nullptr) {
       out_ += "Unknown command '" + cmd.name + "'. `help` lists every command.\n";
       result.error = true;
@@ -488,6 +599,10 @@ line_result session::run_line(std::string_view line, std::chrono::milliseconds t
   }
 
   if (!running()) refresh_modules();
+  if (notices_dropped_ != 0) {
+    out_ += "(" + std::to_string(notices_dropped_) + " more signal notices are not shown)\n";
+  }
+  notice_count_ = notices_dropped_ = 0;
   result.output = out_;
   result.result_json = result_json_;
   result.trailer = trailer();
@@ -500,20 +615,107 @@ line_result session::run_line(std::string_view line, std::chrono::milliseconds t
 }
 
 void session::service() {
-  if (has_parked_ || !running()) return;
-  auto stop = target_->wait_stop(std::chrono::milliseconds(0));
-  if (!stop.ok() || !*stop) return;
-  const std::string saved = std::exchange(out_, {});
-  auto accepted = accept_stop(**stop);
-  if (!accepted.ok()) {
-    out_ += std::string(accepted.status().message()) + "\n";
-    accepted = true;
+  // Several stops that do not count (signals passed on, false conditions) may come in one
+  // tick; each is resumed at once, so a program with a fast timer is not held to the tick.
+  for (int round = 0; round < 64; ++round) {
+    if (has_parked_ || !running()) return;
+    auto stop = target_->wait_stop(std::chrono::milliseconds(0));
+    if (!stop.ok() || !*stop) return;
+    const std::string saved = std::exchange(out_, {});
+    auto accepted = accept_stop(**stop);
+    if (!accepted.ok()) {
+      out_ += std::string(accepted.status().message()) + "\n";
+      accepted = true;
+    }
+    if (*accepted) {
+      parked_ = std::move(out_);
+      has_parked_ = true;
+    } else {
+      notices_ += out_;  // what an absorbed stop noted, for the next call
+    }
+    out_ = saved;
   }
-  if (*accepted) {
-    parked_ = std::move(out_);
-    has_parked_ = true;
+}
+
+void session::note(const std::string& line) {
+  // A program with a fast timer under sxn would flood the agent: keep the first notices since
+  // the last result and count the rest.
+  constexpr size_t kKept = 50;
+  if (notice_count_ < kKept) {
+    out_ += line + "\n";
+    ++notice_count_;
+  } else {
+    ++notices_dropped_;
   }
-  out_ = saved;
+}
+
+session::signal_event session::read_signal_event(const toolhost_dt_stop_t& stop) {
+  signal_event e;
+  e.number = static_cast<int>(stop.code);
+  auto raw = target_->siginfo();
+  if (!raw.ok() || raw->size() < 16) return e;
+  auto i32 = [&](size_t at) -> std::optional<int32_t> {
+    if (at + 4 > raw->size()) return std::nullopt;
+    int32_t v = 0;
+    std::memcpy(&v, raw->data() + at, 4);
+    return v;
+  };
+  // siginfo_t: si_signo, si_errno, si_code, then the union (after padding on 64-bit targets).
+  const bool wide = target_->arch().find("64") != std::string::npos;
+  const size_t fields = wide ? 16 : 12;
+  e.code = i32(8);
+  if (signals::has_fault_address(e.number) && e.code && *e.code > 0) {
+    uint64_t address = 0;
+    const size_t width = wide ? 8 : 4;
+    if (fields + width <= raw->size()) {
+      std::memcpy(&address, raw->data() + fields, width);
+      e.address = address;
+    }
+  } else if (e.number == 17 && e.code && *e.code > 0) {
+    e.child = i32(fields);
+    e.child_status = i32(fields + 8);
+  } else if (e.code && (*e.code <= 0)) {
+    e.sender = i32(fields);
+  }
+  return e;
+}
+
+std::string session::signal_line(const toolhost_dt_stop_t& stop, const signal_event& e) {
+  const std::string pid = target_->hint("pid");
+  std::string line = "(" + (pid.empty() ? std::string("?") : pid) + "." +
+                     (stop.thread >= 0 ? std::to_string(stop.thread) : std::string("?")) + "): Signal " +
+                     signals::name_of(e.number) + " (" + std::to_string(e.number) + ")";
+  if (const auto* info = signals::by_number(e.number)) line += std::string(" ") + info->description;
+  if (e.code) {
+    const std::string meaning = signals::code_text(e.number, *e.code);
+    line += " - code " + (meaning.empty() ? std::to_string(*e.code) : meaning);
+  }
+  if (e.address) line += ", address " + address_text(*e.address);
+  if (e.sender && *e.sender > 0) line += ", from process " + std::to_string(*e.sender);
+  if (e.child) {
+    line += ", child " + std::to_string(*e.child);
+    if (e.child_status && e.code) {
+      line += *e.code == 1 ? " exit status " + std::to_string(*e.child_status)
+                           : " signal " + signals::name_of(*e.child_status);
+    }
+  }
+  return line;
+}
+
+std::string session::signal_hint(int signal) {
+  const std::string name = signals::name_of(signal);
+  if (!target_->has(TOOLHOST_DT_CAP_RUN_CONTROL)) {
+    return "This " + target_->backend() + " target is a snapshot: it cannot resume or deliver " + name +
+           "; it shows the process as it was at the signal.";
+  }
+  if (!target_->can_deliver_signals()) {
+    return "The " + target_->backend() + " backend cannot deliver signals: `g` resumes without " + name + ".";
+  }
+  if (signals_.delivers(signal)) {
+    return "`g` or `gn` delivers " + name + " to the program; `gh` resumes without it (the program never sees it).";
+  }
+  return "`g` or `gh` resumes without " + name + " (it is marked handled; `sxd -h " + name +
+         "` changes that); `gn` delivers it to the program.";
 }
 
 std::string session::attach_text() {
@@ -523,7 +725,15 @@ std::string session::attach_text() {
     after_stop();
     last_stop_ = **stop;
     refresh_modules();
-    render_stop(**stop, (*stop)->description);
+    if ((*stop)->reason == TOOLHOST_DT_STOP_SIGNAL) {
+      const signal_event event = read_signal_event(**stop);
+      last_signal_ = event;
+      pending_signal_ = event.number;
+      render_stop(**stop, std::string((*stop)->description) + "\n" + signal_line(**stop, event) + "\n" +
+                              signal_hint(event.number));
+    } else {
+      render_stop(**stop, (*stop)->description);
+    }
   }
   return out_;
 }
@@ -585,7 +795,20 @@ std::string session::target_json() {
   j += R"(,"coherent":)" + std::string(exited_ ? "false" : "true");
   const std::string kernel = target_->hint("kernel_base");
   j += R"(,"kernel_base":)" + (kernel.empty() ? "null" : sdk::quote(kernel));
-  j += R"(,"exited":)" + std::string(exited_ ? "true" : "false") + "}";
+  j += R"(,"exited":)" + std::string(exited_ ? "true" : "false");
+  if (exited_ && last_stop_) {
+    j += last_stop_->reason == TOOLHOST_DT_STOP_TERMINATED
+             ? R"(,"exit":{"signal":)" + std::to_string(last_stop_->code) + R"(,"name":)" +
+                   sdk::quote(signals::name_of(static_cast<int>(last_stop_->code))) + "}"
+             : R"(,"exit":{"status":)" + std::to_string(last_stop_->code) + "}";
+  } else if (!is_running && last_signal_) {
+    j += R"(,"signal":{"number":)" + std::to_string(last_signal_->number) + R"(,"name":)" +
+         sdk::quote(signals::name_of(last_signal_->number));
+    if (last_signal_->code) j += R"(,"code":)" + std::to_string(*last_signal_->code);
+    if (last_signal_->address) j += R"(,"address":)" + sdk::quote(hex(*last_signal_->address));
+    j += R"(,"pending":)" + std::string(pending_signal_ != 0 ? "true" : "false") + "}";
+  }
+  j += "}";
   return j;
 }
 

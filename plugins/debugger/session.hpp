@@ -18,6 +18,7 @@
 
 #include "breakpoints.hpp"
 #include "expression.hpp"
+#include "signal_filters.hpp"
 #include "symbols.hpp"
 #include "target.hpp"
 
@@ -103,10 +104,22 @@ class session final : public expression_context {
   absl::Status cmd_help(const std::string& name, std::string_view args);
   absl::Status cmd_backend(const std::string& name, std::string_view args);
   absl::Status cmd_dump(const std::string& name, std::string_view args);
+  absl::Status cmd_reload(const std::string& name, std::string_view args);
+  absl::Status cmd_ld(const std::string& name, std::string_view args);
+  absl::Status cmd_sx(const std::string& name, std::string_view args);
 
  private:
   struct frame {
     uint64_t ip = 0, sp = 0, return_address = 0;
+  };
+  // What a signal stop's siginfo says, where the backend reads it.
+  struct signal_event {
+    int number = 0;
+    std::optional<int> code;          // si_code
+    std::optional<uint64_t> address;  // si_addr of a fault
+    std::optional<int> sender;        // si_pid of a signal another process sent
+    std::optional<int> child;         // SIGCHLD: the child's pid
+    std::optional<int> child_status;  // SIGCHLD: its exit status or signal
   };
 
   // Run control.
@@ -117,7 +130,19 @@ class session final : public expression_context {
   // Decides whether a stop is reported (true) or absorbed and the target resumed (false).
   absl::StatusOr<bool> accept_stop(const toolhost_dt_stop_t& stop);
   void render_stop(const toolhost_dt_stop_t& stop, const std::string& banner);
-  absl::Status resume_and_wait(toolhost_dt_resume_t how);
+  // Resumes and waits for the next stop. `deliver` says whether a signal the last stop
+  // intercepted goes to the program (gn: true, gh: false; absent: its handling status).
+  absl::Status resume_and_wait(toolhost_dt_resume_t how, std::optional<bool> deliver = std::nullopt);
+  // The one place the target is resumed: applies the background signal set, then delivers
+  // or drops the intercepted signal.
+  absl::Status resume_target(toolhost_dt_resume_t how, std::optional<bool> deliver);
+  signal_event read_signal_event(const toolhost_dt_stop_t& stop);
+  // "(pid.tid): Signal SIGSEGV (11) Segmentation fault - code ..., address ..."
+  std::string signal_line(const toolhost_dt_stop_t& stop, const signal_event& event);
+  // How to continue with or without the signal, or why this target cannot.
+  std::string signal_hint(int signal);
+  // A notice for the caller (sxn signals), kept bounded between calls.
+  void note(const std::string& line);
   absl::Status step_over_once();
   void clear_temporaries();
   void after_stop();  // refreshes caches after a stop is accepted
@@ -141,7 +166,15 @@ class session final : public expression_context {
   absl::Status disarm(const breakpoint& b);
   std::string trailer();
   std::string target_json();
-  void refresh_modules();
+  // Re-reads the module list when it may have changed; ELF modules' symbols are read at once
+  // (cheap, and what lm has always shown), others when first used.
+  void refresh_modules(bool load_elf = true);
+  // The symbol loader (symbols.hpp): asks each provider in turn.
+  module_symbols load_module_symbols(const module& m);
+  bool is_elf_module(const module& m) const;
+  // The module's PE image read from the target's memory.
+  absl::StatusOr<std::shared_ptr<const pe::image>> module_image(const module& m);
+  std::vector<std::pair<std::string, std::string>> module_facts(const module& m);
   void refresh_threads();
   absl::Status usage_error(const std::string& name, const std::string& problem) const;
   bool can_stop() const;
@@ -155,6 +188,13 @@ class session final : public expression_context {
   std::optional<register_values> registers_;
   std::vector<thread_info> threads_;
   std::optional<toolhost_dt_stop_t> last_stop_;
+  std::optional<signal_event> last_signal_;  // the last stop's, when it was a signal
+  signal_filters signals_;
+  bool signals_dirty_ = true;  // the backend's background set must be sent before resuming
+  int pending_signal_ = 0;     // intercepted at the last stop, not yet delivered or dropped
+  toolhost_dt_resume_t last_resume_ = TOOLHOST_DT_CONTINUE;
+  std::string notices_;        // sxn notices collected between calls
+  size_t notice_count_ = 0, notices_dropped_ = 0;
   bool exited_ = false;
   bool modules_stale_ = true;
   uint64_t next_display_ = 0;   // where a bare `db` continues

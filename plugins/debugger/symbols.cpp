@@ -4,15 +4,11 @@
 #include <cctype>
 #include <cstdio>
 
+#include <toolhost/types/dt.hpp>
+
 namespace toolhost::debugger {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string hex(uint64_t v) {
   char b[24];
@@ -20,41 +16,36 @@ std::string hex(uint64_t v) {
   return b;
 }
 
+// A nearest symbol further away than this says nothing useful: the module offset is shown.
+constexpr uint64_t kNearLimit = 0x100000;
+
 }  // namespace
 
 std::string module_name_of(std::string_view file_name) {
-  if (const auto slash = file_name.rfind('/'); slash != std::string_view::npos) file_name = file_name.substr(slash + 1);
+  if (const auto slash = file_name.find_last_of("/\\"); slash != std::string_view::npos) {
+    file_name = file_name.substr(slash + 1);
+  }
   std::string name(file_name);
   if (const auto so = name.find(".so"); so != std::string::npos && so > 0) {
     name.resize(so);
   } else if (const auto dot = name.rfind('.'); dot != std::string::npos && dot > 0) {
     name.resize(dot);
   }
+  // The Windows kernel goes by "nt" whichever image the loader picked.
+  const std::string l = lower_case(name);
+  if (l == "ntoskrnl" || l == "ntkrnlmp" || l == "ntkrnlpa" || l == "ntkrpamp") return "nt";
   for (char& c : name) {
     if (c == '-' || c == '.' || c == '+') c = '_';
   }
   return name;
 }
 
-bool wildcard_match(std::string_view pattern, std::string_view text) {
-  size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || std::tolower(static_cast<unsigned char>(pattern[p])) ==
-                                                       std::tolower(static_cast<unsigned char>(text[t])))) {
-      ++p;
-      ++t;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = t;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      t = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
+bool wildcard_match(std::string_view pattern, std::string_view text) { return types::wildcard_match(pattern, text); }
+
+std::string lower_case(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 void symbol_table::set_modules(const std::vector<module_info>& list) {
@@ -65,27 +56,12 @@ void symbol_table::set_modules(const std::vector<module_info>& list) {
     mod.path = m.path;
     mod.base = m.base;
     mod.size = m.size;
-    auto old = std::find_if(modules_.begin(), modules_.end(),
-                            [&](const module& o) { return o.path == m.path && o.base == m.base; });
+    auto old = std::find_if(modules_.begin(), modules_.end(), [&](const module& o) {
+      return o.path == m.path && o.base == m.base && o.size == m.size;
+    });
     if (old != modules_.end()) {
-      mod.elf = old->elf;
-      mod.bias = old->bias;
-      mod.symbol_problem = old->symbol_problem;
-    } else if (!m.path.empty()) {
-      auto file = elf::elf_file::open(m.path);
-      if (file.ok()) {
-        mod.elf = std::make_shared<const elf::elf_file>(std::move(*file));
-        // The module's base is where its lowest loadable page landed.
-        uint64_t low = UINT64_MAX;
-        for (const auto& seg : mod.elf->segments()) {
-          if (seg.type == 1 /* PT_LOAD */) low = std::min<uint64_t>(low, seg.address & ~0xfffull);
-        }
-        mod.bias = low == UINT64_MAX ? m.base : m.base - low;
-      } else {
-        mod.symbol_problem = std::string(file.status().message());
-      }
-    } else {
-      mod.symbol_problem = "the target gives no file for it";
+      mod.state = old->state;
+      mod.symbols = std::move(old->symbols);
     }
     // Duplicate names (two "libfoo"s) keep the first; later ones get their base appended.
     if (std::any_of(next.begin(), next.end(), [&](const module& o) { return o.name == mod.name; })) {
@@ -98,17 +74,36 @@ void symbol_table::set_modules(const std::vector<module_info>& list) {
   modules_ = std::move(next);
 }
 
+const module& symbol_table::ensure_loaded(const module& m) const {
+  if (m.state == symbol_state::deferred) {
+    m.state = symbol_state::loaded;  // first, so that a loader that looks symbols up cannot recurse
+    if (loader_) m.symbols = loader_(m);
+  }
+  return m;
+}
+
+size_t symbol_table::unload(std::string_view pattern) {
+  size_t n = 0;
+  for (auto& m : modules_) {
+    if (!wildcard_match(pattern, m.name)) continue;
+    m.state = symbol_state::deferred;
+    m.symbols = {};
+    ++n;
+  }
+  return n;
+}
+
 const module* symbol_table::module_at(uint64_t address) const {
   for (const auto& m : modules_) {
-    if (address >= m.base && address - m.base < std::max<uint64_t>(m.size, 1)) return &m;
+    if (m.contains(address)) return &m;
   }
   return nullptr;
 }
 
 const module* symbol_table::find_module(std::string_view name) const {
-  const std::string want = lower(name);
+  const std::string want = lower_case(name);
   for (const auto& m : modules_) {
-    if (lower(m.name) == want) return &m;
+    if (lower_case(m.name) == want) return &m;
   }
   return nullptr;
 }
@@ -118,18 +113,26 @@ absl::StatusOr<uint64_t> symbol_table::resolve(std::string_view name) const {
   if (bang != std::string_view::npos) {
     const module* m = find_module(name.substr(0, bang));
     if (m == nullptr) return absl::NotFoundError("no module named '" + std::string(name.substr(0, bang)) + "' is loaded (lm lists them)");
-    if (!m->elf) return absl::NotFoundError("module " + m->name + " has no symbols: " + m->symbol_problem);
+    ensure_loaded(*m);
+    if (m->symbols.sources.empty()) {
+      return absl::NotFoundError("module " + m->name + " has no symbols" +
+                                 (m->symbols.problem.empty() ? "" : ": " + m->symbols.problem));
+    }
     const std::string_view symbol = name.substr(bang + 1);
-    const elf::symbol* s = m->elf->find_function(symbol);
-    if (s == nullptr) s = m->elf->find_symbol(symbol);
-    if (s == nullptr) return absl::NotFoundError("no symbol '" + std::string(symbol) + "' in " + m->name);
-    return s->address + m->bias;
+    for (const auto& source : m->symbols.sources) {
+      if (auto hit = source->find(symbol)) return m->base + hit->offset;
+    }
+    return absl::NotFoundError("no symbol '" + std::string(symbol) + "' in " + m->name);
   }
-  for (const auto& m : modules_) {
-    if (!m.elf) continue;
-    const elf::symbol* s = m.elf->find_function(name);
-    if (s == nullptr) s = m.elf->find_symbol(name);
-    if (s != nullptr && s->address != 0) return s->address + m.bias;
+  // Loaded modules first (cheap), then each deferred one in turn, as WinDbg does.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const auto& m : modules_) {
+      if ((m.state == symbol_state::loaded) != (pass == 0)) continue;
+      ensure_loaded(m);
+      for (const auto& source : m.symbols.sources) {
+        if (auto hit = source->find(name)) return m.base + hit->offset;
+      }
+    }
   }
   if (const module* m = find_module(name)) return m->base;
   return absl::NotFoundError(modules_.empty() ? "no modules are known yet" : "no module has a symbol '" + std::string(name) + "'");
@@ -138,55 +141,46 @@ absl::StatusOr<uint64_t> symbol_table::resolve(std::string_view name) const {
 std::string symbol_table::describe(uint64_t address) const {
   const module* m = module_at(address);
   if (m == nullptr) return "";
-  if (m->elf) {
-    const uint64_t file_address = address - m->bias;
-    const elf::symbol* s = m->elf->function_at(file_address);
-    if (s == nullptr) {
-      // Data: the symbol whose extent holds the address.
-      const auto& all = m->elf->symbols();
-      auto it = std::upper_bound(all.begin(), all.end(), file_address,
-                                 [](uint64_t a, const elf::symbol& sym) { return a < sym.address; });
-      while (it != all.begin()) {
-        --it;
-        if (it->address == file_address || (it->size != 0 && file_address - it->address < it->size)) {
-          s = &*it;
-          break;
-        }
-        if (file_address - it->address > 0x10000) break;
-      }
-    }
-    if (s == nullptr) {
-      // The nearest symbol counts only inside its own section (not _init+0x30 for a PLT stub).
-      const elf::symbol* near = m->elf->symbol_near(file_address);
-      const elf::section* here = m->elf->section_at(file_address);
-      if (near != nullptr && here != nullptr && m->elf->section_at(near->address) == here) s = near;
-    }
-    // A nearest symbol far away says nothing useful; fall back to the module offset.
-    if (s != nullptr && file_address - s->address < 0x100000) {
-      const uint64_t off = file_address - s->address;
-      return m->name + "!" + s->name + (off != 0 ? "+" + hex(off) : "");
-    }
+  ensure_loaded(*m);
+  const uint64_t offset = address - m->base;
+  // Of all sources, the closest name wins (a PDB knows private functions exports do not).
+  std::optional<symbol_hit> best;
+  for (const auto& source : m->symbols.sources) {
+    auto hit = source->nearest(offset);
+    if (hit && (!best || hit->offset > best->offset)) best = std::move(hit);
   }
-  return m->name + "+" + hex(address - m->base);
+  if (best && offset - best->offset < kNearLimit) {
+    const uint64_t off = offset - best->offset;
+    return m->name + "!" + best->name + (off != 0 ? "+" + hex(off) : "");
+  }
+  return m->name + "+" + hex(offset);
 }
 
 std::optional<std::pair<uint64_t, uint64_t>> symbol_table::function_at(uint64_t address) const {
   const module* m = module_at(address);
-  if (m == nullptr || !m->elf) return std::nullopt;
-  const elf::symbol* s = m->elf->function_at(address - m->bias);
-  if (s == nullptr) return std::nullopt;
-  return std::make_pair(s->address + m->bias, s->size);
+  if (m == nullptr) return std::nullopt;
+  ensure_loaded(*m);
+  for (const auto& source : m->symbols.sources) {
+    if (auto hit = source->function_at(address - m->base)) return std::make_pair(m->base + hit->offset, hit->size);
+  }
+  return std::nullopt;
 }
 
 std::vector<symbol_match> symbol_table::match(std::string_view module_pattern, std::string_view pattern,
                                               size_t limit) const {
   std::vector<symbol_match> out;
   for (const auto& m : modules_) {
-    if (!m.elf || !wildcard_match(module_pattern, m.name)) continue;
-    for (const auto& s : m.elf->symbols()) {
-      if (out.size() >= limit) return out;
-      if (s.address == 0 || !wildcard_match(pattern, s.name)) continue;
-      out.push_back({m.name + "!" + s.name, s.address + m.bias});
+    if (out.size() >= limit) break;
+    if (!wildcard_match(module_pattern, m.name)) continue;
+    ensure_loaded(m);
+    // One source's answer per module: the best (a PDB's publics include the exports).
+    for (const auto& source : m.symbols.sources) {
+      const size_t before = out.size();
+      source->match(pattern, [&](const symbol_hit& hit) {
+        out.push_back({m.name + "!" + hit.name, m.base + hit.offset, hit.size});
+        return out.size() < limit;
+      });
+      if (out.size() > before) break;
     }
   }
   return out;
@@ -194,17 +188,21 @@ std::vector<symbol_match> symbol_table::match(std::string_view module_pattern, s
 
 std::pair<std::optional<symbol_match>, std::optional<symbol_match>> symbol_table::neighbours(uint64_t address) const {
   const module* m = module_at(address);
-  if (m == nullptr || !m->elf) return {};
-  const uint64_t a = address - m->bias;
-  std::optional<symbol_match> below, above;
-  for (const auto& s : m->elf->functions()) {
-    if (s.address <= a) below = symbol_match{m->name + "!" + s.name, s.address + m->bias};
-    if (s.address > a) {
-      above = symbol_match{m->name + "!" + s.name, s.address + m->bias};
-      break;
-    }
+  if (m == nullptr) return {};
+  ensure_loaded(*m);
+  const uint64_t offset = address - m->base;
+  std::optional<symbol_hit> below, above;
+  for (const auto& source : m->symbols.sources) {
+    auto b = source->nearest(offset);
+    if (b && (!below || b->offset > below->offset)) below = std::move(b);
+    auto a = source->following(offset);
+    if (a && (!above || a->offset < above->offset)) above = std::move(a);
   }
-  return {below, above};
+  auto as_match = [&](const std::optional<symbol_hit>& h) -> std::optional<symbol_match> {
+    if (!h) return std::nullopt;
+    return symbol_match{m->name + "!" + h->name, m->base + h->offset, h->size};
+  };
+  return {as_match(below), as_match(above)};
 }
 
 }  // namespace toolhost::debugger

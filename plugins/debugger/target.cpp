@@ -1,14 +1,21 @@
 #include "target.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include <toolhost/sdk/json.hpp>
+#include <toolhost/sdk/status.hpp>
 #include <toolhost/sdk/writer.hpp>
 
 namespace toolhost::debugger {
 
 using sdk::string_writer;
+
+namespace {
+// An entry appended to the interface after a backend was built is absent from its table.
+#define TOOLHOST_DT_OFFERS(raw, field) (TOOLHOST_HAS_FIELD(raw, toolhost_debug_target_t, field) && (raw)->field != nullptr)
+}  // namespace
 
 target::target(toolhost_debug_target_t* raw, std::string backend) : raw_(raw), backend_(std::move(backend)) {
   caps_ = raw_->capabilities(raw_);
@@ -26,6 +33,7 @@ void target::describe() {
   if (!doc || !doc->IsObject()) return;
   arch_ = std::string(sdk::string_member(*doc, "arch").value_or(""));
   kind_ = std::string(sdk::string_member(*doc, "kind").value_or(""));
+  os_ = std::string(sdk::string_member(*doc, "os").value_or(""));
   if (const auto* regs = sdk::member(*doc, "registers"); regs != nullptr && regs->IsArray()) {
     uint32_t index = 0;
     for (const auto& r : regs->GetArray()) {
@@ -69,16 +77,7 @@ std::string target::hint(std::string_view name) const {
 }
 
 absl::Status target::check(toolhost_status_t code, const std::string& error, std::string_view what) const {
-  if (code == TOOLHOST_OK) return absl::OkStatus();
-  std::string message = error.empty() ? std::string(what) + " failed" : error;
-  switch (code) {
-    case TOOLHOST_ERR_UNSUPPORTED: return absl::UnimplementedError(message);
-    case TOOLHOST_ERR_NOT_FOUND: return absl::NotFoundError(message);
-    case TOOLHOST_ERR_TIMEOUT: return absl::DeadlineExceededError(message);
-    case TOOLHOST_ERR_WRONG_STATE: return absl::FailedPreconditionError(message);
-    case TOOLHOST_ERR_INVALID_ARGUMENT: return absl::InvalidArgumentError(message);
-    default: return absl::InternalError(message);
-  }
+  return sdk::status_from(code, error, std::string(what) + " failed");
 }
 
 absl::StatusOr<std::string> target::read(uint64_t address, size_t size, toolhost_dt_space_t space) {
@@ -131,9 +130,36 @@ absl::Status target::clear_breakpoint(toolhost_dt_breakpoint_type_t type, uint64
                "clearing a breakpoint");
 }
 
-absl::Status target::resume(toolhost_dt_resume_t how, int64_t thread) {
+absl::Status target::resume(toolhost_dt_resume_t how, int64_t thread, int signal) {
   string_writer error;
-  return check(raw_->resume(raw_, how, thread, error.raw()), error.text(), "resuming");
+  if (signal == 0) return check(raw_->resume(raw_, how, thread, error.raw()), error.text(), "resuming");
+  if (!can_deliver_signals()) {
+    return absl::UnimplementedError("the " + backend_ + " backend cannot deliver a signal to the target");
+  }
+  return check(raw_->resume_with_signal(raw_, how, thread, signal, error.raw()), error.text(),
+               "resuming with a signal");
+}
+
+bool target::can_deliver_signals() const { return TOOLHOST_DT_OFFERS(raw_, resume_with_signal); }
+
+absl::Status target::pass_signals(const std::vector<int32_t>& signals) {
+  if (!TOOLHOST_DT_OFFERS(raw_, pass_signals)) return absl::UnimplementedError("no signal filter in the backend");
+  string_writer error;
+  return check(raw_->pass_signals(raw_, signals.data(), signals.size(), error.raw()), error.text(),
+               "setting the signals passed to the program");
+}
+
+absl::StatusOr<std::string> target::siginfo() {
+  if (!TOOLHOST_DT_OFFERS(raw_, read_siginfo)) {
+    return absl::UnimplementedError("the " + backend_ + " backend does not read siginfo");
+  }
+  std::string buffer(512, '\0');
+  size_t done = 0;
+  string_writer error;
+  const auto code = raw_->read_siginfo(raw_, buffer.data(), buffer.size(), &done, error.raw());
+  if (auto s = check(code, error.text(), "reading siginfo"); !s.ok()) return s;
+  buffer.resize(std::min(done, buffer.size()));
+  return buffer;
 }
 
 absl::Status target::interrupt() {

@@ -50,6 +50,7 @@ class target {
   bool has(uint64_t cap) const { return (caps_ & cap) != 0; }
   const std::string& arch() const { return arch_; }
   const std::string& kind() const { return kind_; }  // "process", "system", "dump"
+  const std::string& os() const { return os_; }      // "linux", "windows" or ""
   const std::vector<register_desc>& registers() const { return registers_; }
   const register_desc* find_register(std::string_view name) const;
   const register_desc* register_with_role(std::string_view role) const;
@@ -63,7 +64,15 @@ class target {
   absl::Status write_register(const register_desc& reg, uint64_t value, int64_t thread = -1);
   absl::Status set_breakpoint(toolhost_dt_breakpoint_type_t type, uint64_t address, uint32_t length);
   absl::Status clear_breakpoint(toolhost_dt_breakpoint_type_t type, uint64_t address, uint32_t length);
-  absl::Status resume(toolhost_dt_resume_t how, int64_t thread = -1);
+  // `signal` (the target OS's number, 0: none) is delivered to the thread that stopped.
+  absl::Status resume(toolhost_dt_resume_t how, int64_t thread = -1, int signal = 0);
+  // Whether the backend can resume with a signal at all (debug_target.h resume_with_signal).
+  bool can_deliver_signals() const;
+  // The signals the backend hands to the program without stopping (pass_signals);
+  // Unimplemented when the backend has no such filter.
+  absl::Status pass_signals(const std::vector<int32_t>& signals);
+  // The raw siginfo of the last signal stop (read_siginfo).
+  absl::StatusOr<std::string> siginfo();
   absl::Status interrupt();
   // A stop, nullopt while still running after `timeout`.
   absl::StatusOr<std::optional<toolhost_dt_stop_t>> wait_stop(std::chrono::milliseconds timeout);
@@ -85,7 +94,7 @@ class target {
   toolhost_debug_target_t* raw_;
   std::string backend_;
   uint64_t caps_ = 0;
-  std::string arch_, kind_;
+  std::string arch_, kind_, os_;
   std::vector<register_desc> registers_;
   std::map<std::string, std::string, std::less<>> hints_;
   size_t register_bytes_ = 0;

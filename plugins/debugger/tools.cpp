@@ -1,5 +1,7 @@
 #include "tools.hpp"
 
+#include <cstddef>
+
 #include <toolhost/sdk/json.hpp>
 #include <toolhost/sdk/writer.hpp>
 
@@ -70,10 +72,21 @@ absl::StatusOr<std::string> debugger_tools::attach(const std::string& backend, c
                                   "-backend\" plugin to its plugins list). Available here: " +
                                   (available.empty() ? "none" : available) + ".");
   }
-  if (factory->version != TOOLHOST_DEBUG_TARGET_VERSION) {
-    return absl::FailedPreconditionError("the " + backend + " backend speaks debug-target version " +
-                                         std::to_string(factory->version) + ", this debugger version " +
-                                         std::to_string(TOOLHOST_DEBUG_TARGET_VERSION));
+  // Every minor of our major: the fields of 1.0 are all we need (see debug_target.h).
+  constexpr size_t kFactory10 = offsetof(toolhost_debug_target_factory_t, open) + sizeof(factory->open);
+  if (factory->struct_size < kFactory10 || factory->open == nullptr) {
+    return absl::FailedPreconditionError("the " + backend + " backend's factory is malformed (struct_size " +
+                                         std::to_string(factory->struct_size) + ", " +
+                                         (factory->struct_size < kFactory10 ? "shorter than debug-target 1.0"
+                                                                            : "no open function") +
+                                         "); rebuild the backend against this SDK");
+  }
+  if (factory->version != TOOLHOST_DEBUG_TARGET_MAJOR) {
+    const uint32_t minor = TOOLHOST_HAS_FIELD(factory, toolhost_debug_target_factory_t, minor) ? factory->minor : 0;
+    return absl::FailedPreconditionError("the " + backend + " backend implements debug-target interface " +
+                                         std::to_string(factory->version) + "." + std::to_string(minor) +
+                                         ", but this debugger speaks " + std::to_string(TOOLHOST_DEBUG_TARGET_MAJOR) +
+                                         ".x; rebuild the backend against this toolhost's SDK");
   }
   std::string where = connect;
   if (where.empty() && factory->default_connect != nullptr) where = factory->default_connect;
@@ -84,6 +97,14 @@ absl::StatusOr<std::string> debugger_tools::attach(const std::string& backend, c
     std::string text = error.text().empty() ? "the " + backend + " backend could not open " + where : error.text();
     if (factory->connect_help != nullptr) text += " (connect: " + std::string(factory->connect_help) + ")";
     return absl::UnavailableError(text);
+  }
+  constexpr size_t kSession10 = offsetof(toolhost_debug_target_t, extension) + sizeof(raw->extension);
+  if (raw->struct_size < kSession10) {
+    const uint32_t size = raw->struct_size;
+    if (size >= offsetof(toolhost_debug_target_t, close) + sizeof(raw->close) && raw->close != nullptr) raw->close(raw);
+    return absl::FailedPreconditionError("the " + backend + " backend opened a session whose table is " +
+                                         std::to_string(size) + " bytes, shorter than debug-target 1.0 (" +
+                                         std::to_string(kSession10) + "); rebuild the backend against this SDK");
   }
   session_ = std::make_unique<session>(std::make_unique<target>(raw, backend));
   backend_ = backend;

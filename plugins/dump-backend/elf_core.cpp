@@ -13,6 +13,8 @@
 namespace toolhost::dump_backend {
 namespace {
 
+using namespace toolhost::snapshots;  // the snapshot model and its x86 register names
+
 // Offsets inside the x86-64 Linux elf_prstatus note (also what QEMU writes).
 constexpr size_t kPrstatusCursig = 12;
 constexpr size_t kPrstatusPid = 32;
@@ -37,6 +39,7 @@ constexpr size_t kQemuSize = kQemuCr + 5 * 8;
 constexpr uint32_t kNtPrstatus = 1;
 constexpr uint32_t kNtPrpsinfo = 3;
 constexpr uint32_t kNtFile = 0x46494c45;
+constexpr uint32_t kNtSiginfo = 0x53494749;  // "SIGI"
 
 uint64_t u64_at(const uint8_t* p) {
   uint64_t v;
@@ -111,6 +114,8 @@ class elf_core final : public snapshot {
     }
     return s;
   }
+
+  std::string siginfo() const override { return siginfo_; }
 
   std::string hints_json() const override {
     std::string h = absl::StrFormat("\"format\":\"%s\"", qemu_ ? "qemu-elf" : "elf-core");
@@ -229,6 +234,8 @@ class elf_core final : public snapshot {
       } else if (name == "CORE" && nh.n_type == kNtPrpsinfo && desc.size() >= kPrpsinfoFname + 16) {
         const char* f = reinterpret_cast<const char*>(desc.data() + kPrpsinfoFname);
         command_.assign(f, strnlen(f, 16));
+      } else if (name == "CORE" && nh.n_type == kNtSiginfo && siginfo_.empty()) {
+        siginfo_.assign(reinterpret_cast<const char*>(desc.data()), desc.size());  // the first thread's
       } else if (name == "CORE" && nh.n_type == kNtFile) {
         if (absl::Status s = read_nt_file(desc); !s.ok()) return s;
       } else if (name == "QEMU") {
@@ -388,6 +395,7 @@ class elf_core final : public snapshot {
   std::map<std::string, std::unique_ptr<mapped_file>> opened_;  // nullptr: could not be opened
   bool qemu_ = false;
   int signal_ = 0;
+  std::string siginfo_;
   std::string command_;
   std::string executable_;
   std::vector<std::vector<uint8_t>> prstatus_;

@@ -9,13 +9,13 @@
 #include <absl/status/statusor.h>
 
 #include "mapped_file.hpp"
-#include "snapshot.hpp"
+#include <toolhost/snapshot/snapshot.hpp>
 
 namespace toolhost::dump_backend {
 
 // True when `bytes` start like an ELF file.
 bool looks_like_elf(std::span<const uint8_t> bytes);
 
-absl::StatusOr<std::unique_ptr<snapshot>> open_elf_core(std::unique_ptr<mapped_file> file);
+absl::StatusOr<std::unique_ptr<snapshots::snapshot>> open_elf_core(std::unique_ptr<mapped_file> file);
 
 }  // namespace toolhost::dump_backend

@@ -8,11 +8,11 @@
 
 namespace toolhost::dump_backend {
 
-absl::StatusOr<std::unique_ptr<snapshot>> open_dump(const std::string& path) {
+absl::StatusOr<std::unique_ptr<snapshots::snapshot>> open_dump(const std::string& path) {
   absl::StatusOr<std::unique_ptr<mapped_file>> file = mapped_file::open(path);
   if (!file.ok()) return file.status();
   const auto bytes = (*file)->bytes();
-  absl::StatusOr<std::unique_ptr<snapshot>> snap;
+  absl::StatusOr<std::unique_ptr<snapshots::snapshot>> snap;
   if (looks_like_elf(bytes)) {
     snap = open_elf_core(std::move(*file));
   } else if (looks_like_windows_dump(bytes)) {

@@ -6,10 +6,10 @@
 
 #include <absl/status/statusor.h>
 
-#include "snapshot.hpp"
+#include <toolhost/snapshot/snapshot.hpp>
 
 namespace toolhost::dump_backend {
 
-absl::StatusOr<std::unique_ptr<snapshot>> open_dump(const std::string& path);
+absl::StatusOr<std::unique_ptr<snapshots::snapshot>> open_dump(const std::string& path);
 
 }  // namespace toolhost::dump_backend

@@ -11,6 +11,8 @@
 namespace toolhost::dump_backend {
 namespace {
 
+using namespace toolhost::snapshots;  // the snapshot model and its x86 register names
+
 class windows_dump final : public snapshot {
  public:
   windows_dump(std::unique_ptr<mapped_file> file, windump::dump_reader reader)

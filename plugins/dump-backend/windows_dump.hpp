@@ -8,12 +8,12 @@
 #include <absl/status/statusor.h>
 
 #include "mapped_file.hpp"
-#include "snapshot.hpp"
+#include <toolhost/snapshot/snapshot.hpp>
 
 namespace toolhost::dump_backend {
 
 bool looks_like_windows_dump(std::span<const uint8_t> bytes);
 
-absl::StatusOr<std::unique_ptr<snapshot>> open_windows_dump(std::unique_ptr<mapped_file> file);
+absl::StatusOr<std::unique_ptr<snapshots::snapshot>> open_windows_dump(std::unique_ptr<mapped_file> file);
 
 }  // namespace toolhost::dump_backend

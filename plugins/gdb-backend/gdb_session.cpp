@@ -9,6 +9,7 @@
 #include <toolhost/rsp/hex.hpp>
 #include <toolhost/rsp/packet.hpp>
 #include <toolhost/sdk/json.hpp>
+#include <toolhost/signals/posix_signals.hpp>
 
 namespace toolhost::gdb {
 
@@ -26,6 +27,11 @@ absl::Status stub_error(std::string_view what, std::string_view reply) {
 
 bool is_error_reply(std::string_view reply) {
   return reply.size() >= 1 && reply[0] == 'E' && (reply.size() == 3 || reply.find('.') == 1);
+}
+
+std::string hex_byte(int value) {
+  const auto byte = static_cast<uint8_t>(value);
+  return rsp::to_hex(&byte, 1);
 }
 
 std::string thread_text(int64_t thread) { return thread < 0 ? "-1" : rsp::number(static_cast<uint64_t>(thread)); }
@@ -85,6 +91,8 @@ absl::Status session::handshake(milliseconds timeout) {
   has_svr4_ = has("qXfer:libraries-svr4:read+");
   has_exec_file_ = has("qXfer:exec-file:read+");
   has_auxv_ = has("qXfer:auxv:read+");
+  has_pass_signals_ = has("QPassSignals+");
+  has_siginfo_ = has("qXfer:siginfo:read+");
   if (has("QStartNoAckMode+")) {
     auto ok = request("QStartNoAckMode");
     if (ok.ok() && *ok == "OK") conn_.set_no_ack(true);
@@ -402,7 +410,33 @@ absl::StatusOr<uint64_t> session::current_pc() {
   return absl::UnimplementedError("the register map has no program counter");
 }
 
-absl::StatusOr<bool> session::step_over_breakpoint(int64_t thread) {
+absl::StatusOr<int> session::wire_signal(int signal) const {
+  if (signal == 0) return 0;
+  if (system_) {
+    return absl::UnimplementedError("a whole machine (QEMU's system gdbstub) has no process to deliver " +
+                                    signals::name_of(signal) + " to");
+  }
+  auto wire = signals::gdb_from_linux(signal);
+  if (!wire) return absl::InvalidArgumentError("the GDB remote protocol has no number for " + signals::name_of(signal));
+  return *wire;
+}
+
+std::string session::resume_packet(bool step, int64_t thread, int gdb_signal) {
+  const char plain = step ? 's' : 'c';
+  const char with_signal = step ? 'S' : 'C';
+  std::string action = gdb_signal != 0 ? std::string(1, with_signal) + hex_byte(gdb_signal)
+                                       : std::string(1, plain);
+  if (has_vcont_ && (step ? has_vcont_step_ : true) && thread >= 0) {
+    // The signal (or the step) goes to one thread; the others continue, as gdb resumes them.
+    std::string packet = "vCont;" + action + ":" + thread_text(thread);
+    if (!step) packet += ";c";
+    return packet;
+  }
+  if (has_vcont_ && !step && thread < 0) return "vCont;" + action;
+  return action;
+}
+
+absl::StatusOr<bool> session::step_over_breakpoint(int64_t thread, int signal) {
   // A stub may report a breakpoint at the pc again instead of executing the instruction
   // under it (gdbserver does for a plain step), so lift it for one step, as GDB does.
   if (breakpoints_.empty()) return false;
@@ -418,8 +452,11 @@ absl::StatusOr<bool> session::step_over_breakpoint(int64_t thread) {
     auto r = request(z_packet('z', type, address, length));
     if (!r.ok()) return r.status();
   }
-  const std::string step = has_vcont_step_ && thread >= 0 ? "vCont;s:" + thread_text(thread) : "s";
-  if (auto s = conn_.send(step); !s.ok()) return s;
+  // A signal to deliver goes with this step (the step then lands in its handler, if any).
+  if (thread >= 0 && !(has_vcont_ && has_vcont_step_)) {
+    if (auto r = request("Hc" + thread_text(thread)); !r.ok()) return r.status();
+  }
+  if (auto s = conn_.send(resume_packet(true, thread, signal)); !s.ok()) return s;
   running_ = true;
   last_was_step_ = true;
   toolhost_dt_stop_t stop{};
@@ -433,38 +470,58 @@ absl::StatusOr<bool> session::step_over_breakpoint(int64_t thread) {
   return true;
 }
 
-absl::Status session::resume(toolhost_dt_resume_t how, int64_t thread) {
+absl::Status session::resume(toolhost_dt_resume_t how, int64_t thread, int signal) {
   if (running_) return absl::FailedPreconditionError("the target is already running");
+  auto wire = wire_signal(signal);
+  if (!wire.ok()) return wire.status();
   pending_stop_.reset();
   interrupted_ = false;
   const int64_t step_thread = thread >= 0 ? thread : current_thread_;
-  auto stepped = step_over_breakpoint(step_thread);
+  // A signal belongs to the thread that received it, whichever thread a step is for.
+  const int64_t signal_thread = stopped_thread_ >= 0 ? stopped_thread_ : step_thread;
+  const bool step = how == TOOLHOST_DT_STEP;
+  auto stepped = step_over_breakpoint(*wire != 0 ? signal_thread : step_thread, *wire);
   if (!stepped.ok()) return stepped.status();
   if (*stepped) {
     // The step is done: it is the whole answer to a step, and a stop other than a plain step
     // (the process exited, a signal) is the answer to a continue as well.
-    if (how == TOOLHOST_DT_STEP || pending_stop_->reason != TOOLHOST_DT_STOP_STEP) return absl::OkStatus();
+    if (step || pending_stop_->reason != TOOLHOST_DT_STOP_STEP) return absl::OkStatus();
     pending_stop_.reset();
+    *wire = 0;  // delivered with the step
   }
-  std::string packet;
-  if (how == TOOLHOST_DT_STEP) {
-    const int64_t t = step_thread;
-    if (has_vcont_step_ && t >= 0) {
-      packet = "vCont;s:" + thread_text(t);
-    } else {
-      if (t >= 0) {
-        auto r = request("Hc" + thread_text(t));
-        if (!r.ok()) return r.status();
-      }
-      packet = "s";
-    }
-  } else {
-    packet = has_vcont_ ? "vCont;c" : "c";
+  const int64_t t = step ? (*wire != 0 ? signal_thread : step_thread) : (*wire != 0 ? signal_thread : -1);
+  const bool per_thread = has_vcont_ && (!step || has_vcont_step_);
+  if (!per_thread && t >= 0) {
+    auto r = request("Hc" + thread_text(t));
+    if (!r.ok()) return r.status();
   }
-  last_was_step_ = how == TOOLHOST_DT_STEP;
+  const std::string packet = resume_packet(step, per_thread ? t : -1, *wire);
+  last_was_step_ = step;
   if (auto s = conn_.send(packet); !s.ok()) return s;
   running_ = true;
   return absl::OkStatus();
+}
+
+absl::Status session::pass_signals(const std::vector<int>& list) {
+  if (auto s = refuse_if_running("signal filters"); !s.ok()) return s;
+  if (!has_pass_signals_) return absl::UnimplementedError("the stub has no QPassSignals");
+  std::vector<int> wire;
+  for (int signal : list) {
+    if (auto w = signals::gdb_from_linux(signal)) wire.push_back(*w);
+  }
+  std::sort(wire.begin(), wire.end());
+  std::string packet = "QPassSignals:";
+  for (size_t i = 0; i < wire.size(); ++i) packet += (i ? ";" : "") + rsp::number(static_cast<uint64_t>(wire[i]));
+  auto reply = request(packet);
+  if (!reply.ok()) return reply.status();
+  return *reply == "OK" ? absl::OkStatus() : stub_error("QPassSignals", *reply);
+}
+
+absl::StatusOr<std::string> session::siginfo() {
+  if (auto s = refuse_if_running("siginfo reads"); !s.ok()) return s;
+  if (!has_siginfo_) return absl::UnimplementedError("the stub does not offer qXfer:siginfo:read");
+  if (!last_stop_was_signal_) return absl::NotFoundError("the last stop was not a signal");
+  return read_xfer("siginfo", "");
 }
 
 absl::Status session::interrupt() {
@@ -480,17 +537,23 @@ void session::record_stop(const stop_reply& reply) {
     current_thread_ = reply.thread;
     general_thread_ = -2;  // the stub moved its general thread to the stopped one; re-select when needed
   }
+  stopped_thread_ = current_thread_;
   stop.thread = current_thread_;
-  stop.code = static_cast<uint64_t>(reply.signal);
-  std::string text = signal_name(reply.signal);
+  // A process's signals cross the debug-target interface in Linux's numbering; a machine's
+  // (QEMU) are only the debugger's own SIGTRAP and SIGINT, the same in both.
+  const int signal = system_ ? reply.signal : signals::linux_from_gdb(reply.signal).value_or(reply.signal);
+  stop.code = static_cast<uint64_t>(signal);
+  std::string text = signals::name_of(signal);
+  last_stop_was_signal_ = false;
   switch (reply.type) {
     case stop_reply::kind::exited:
       stop.reason = TOOLHOST_DT_STOP_EXITED;
+      stop.code = static_cast<uint64_t>(reply.signal);
       text = "exited with status " + std::to_string(reply.signal);
       break;
     case stop_reply::kind::killed:
-      stop.reason = TOOLHOST_DT_STOP_SIGNAL;
-      text = "terminated by " + signal_name(reply.signal);
+      stop.reason = TOOLHOST_DT_STOP_TERMINATED;
+      text = "terminated by signal " + signals::name_of(signal) + " (" + std::to_string(signal) + ")";
       break;
     case stop_reply::kind::no_threads:
       stop.reason = TOOLHOST_DT_STOP_EXITED;
@@ -505,10 +568,12 @@ void session::record_stop(const stop_reply& reply) {
         stop.reason = TOOLHOST_DT_STOP_BREAKPOINT;
       } else if (reply.signal == 5) {
         stop.reason = last_was_step_ ? TOOLHOST_DT_STOP_STEP : TOOLHOST_DT_STOP_BREAKPOINT;
-      } else if (reply.signal == 2 || (interrupted_ && reply.signal == 0)) {
+      } else if ((reply.signal == 2 && (interrupted_ || system_)) || (interrupted_ && reply.signal == 0)) {
         stop.reason = TOOLHOST_DT_STOP_INTERRUPT;
       } else {
+        // A signal on its way to the program (a SIGINT nobody here sent is one of them).
         stop.reason = TOOLHOST_DT_STOP_SIGNAL;
+        last_stop_was_signal_ = true;
       }
       break;
   }

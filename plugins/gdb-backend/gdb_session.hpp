@@ -53,7 +53,12 @@ class session {
   absl::Status write_register(int64_t thread, uint32_t index, const void* value, size_t size);
   absl::Status set_breakpoint(toolhost_dt_breakpoint_type_t type, uint64_t address, uint32_t length);
   absl::Status clear_breakpoint(toolhost_dt_breakpoint_type_t type, uint64_t address, uint32_t length);
-  absl::Status resume(toolhost_dt_resume_t how, int64_t thread);
+  // Resumes; `signal` (Linux's number, 0: none) goes to the thread that reported the last stop.
+  absl::Status resume(toolhost_dt_resume_t how, int64_t thread, int signal = 0);
+  // QPassSignals: the signals gdbserver hands to the program without stopping (Linux numbers).
+  absl::Status pass_signals(const std::vector<int>& signals);
+  // qXfer:siginfo:read of the last signal stop.
+  absl::StatusOr<std::string> siginfo();
   absl::Status interrupt();
   // OK with `stop` filled, DeadlineExceeded while still running.
   absl::Status wait_stop(std::chrono::milliseconds timeout, toolhost_dt_stop_t& stop);
@@ -75,7 +80,11 @@ class session {
   absl::Status set_general_thread(int64_t thread);
   absl::StatusOr<uint64_t> current_pc();
   // Steps `thread` off a breakpoint at its pc; true when it did (the stop is then pending).
-  absl::StatusOr<bool> step_over_breakpoint(int64_t thread);
+  absl::StatusOr<bool> step_over_breakpoint(int64_t thread, int signal);
+  // "C1e", "S0b", "c", "s" with a thread: what resumes `thread` with a wire signal.
+  std::string resume_packet(bool step, int64_t thread, int gdb_signal);
+  // The wire's signal number for a Linux one, or an error naming it.
+  absl::StatusOr<int> wire_signal(int signal) const;
   absl::StatusOr<size_t> read_chunks(uint64_t address, uint8_t* out, size_t size);
   void record_stop(const stop_reply& reply);
   std::optional<module_entry> describe_elf(const std::string& path, uint64_t bias) const;
@@ -90,6 +99,8 @@ class session {
   bool has_exec_file_ = false;
   bool has_auxv_ = false;
   bool has_physical_ = false;
+  bool has_pass_signals_ = false;
+  bool has_siginfo_ = false;
   bool system_ = false;  // a whole machine (QEMU) rather than a process
   target_description description_;
   uint32_t g_bytes_ = 0;
@@ -99,6 +110,8 @@ class session {
   bool interrupted_ = false;
   std::optional<toolhost_dt_stop_t> pending_stop_;
   int64_t current_thread_ = -1;
+  int64_t stopped_thread_ = -1;     // the thread that reported the last stop (signals go to it)
+  bool last_stop_was_signal_ = false;
   int64_t general_thread_ = -2;  // what Hg last selected
   std::set<std::tuple<int, uint64_t, uint32_t>> breakpoints_;
   std::mutex output_mutex_;

@@ -1,14 +1,11 @@
 // The gdb-backend plugin: registers the "gdb" debug-target transport for the debugger plugin.
-#include <toolhost/debug_target.h>
 #include <toolhost/sdk/sdk.hpp>
 
 #include "target_adapter.hpp"
 
 namespace {
 
-absl::Status init(toolhost::sdk::plugin& plugin) {
-  return plugin.transport(TOOLHOST_DEBUG_TARGET_KIND, "gdb", toolhost::gdb::factory());
-}
+absl::Status init(toolhost::sdk::plugin& plugin) { return plugin.debug_target(*toolhost::gdb::factory()); }
 
 }  // namespace
 

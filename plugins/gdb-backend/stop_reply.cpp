@@ -59,14 +59,4 @@ std::optional<stop_reply> parse_stop_reply(std::string_view packet, int pc_regnu
   return r;
 }
 
-std::string signal_name(int signal) {
-  // GDB's own signal numbering (gdb/signals.def), which stubs use on the wire.
-  static const char* const kNames[] = {"0",       "SIGHUP",  "SIGINT",  "SIGQUIT", "SIGILL",  "SIGTRAP",
-                                       "SIGABRT", "SIGEMT",  "SIGFPE",  "SIGKILL", "SIGBUS",  "SIGSEGV",
-                                       "SIGSYS",  "SIGPIPE", "SIGALRM", "SIGTERM", "SIGURG",  "SIGSTOP",
-                                       "SIGTSTP", "SIGCONT", "SIGCHLD", "SIGTTIN", "SIGTTOU", "SIGIO"};
-  if (signal > 0 && signal < static_cast<int>(sizeof(kNames) / sizeof(kNames[0]))) return kNames[signal];
-  return "signal " + std::to_string(signal);
-}
-
 }  // namespace toolhost::gdb

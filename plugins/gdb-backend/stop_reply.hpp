@@ -28,7 +28,4 @@ std::optional<stop_reply> parse_stop_reply(std::string_view packet, int pc_regnu
 // A thread id as the protocol writes it ("1a2b", "p1a2b.1a2b", "-1") as a number.
 std::optional<int64_t> parse_thread_id(std::string_view text);
 
-// The POSIX signal's name ("SIGTRAP") as gdb numbers them, or "signal N".
-std::string signal_name(int signal);
-
 }  // namespace toolhost::gdb

@@ -1,4 +1,4 @@
-// The debug_target.h function table over a gdb::session.
+// The debug_target.h factory of the gdb backend: sessions over a gdb::session.
 #pragma once
 
 #include <toolhost/debug_target.h>

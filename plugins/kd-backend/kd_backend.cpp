@@ -8,7 +8,7 @@
 namespace {
 
 absl::Status init(toolhost::sdk::plugin& plugin) {
-  return plugin.transport(TOOLHOST_DEBUG_TARGET_KIND, "kd", &toolhost::kd_backend::kdcom_factory());
+  return plugin.debug_target(toolhost::kd_backend::kdcom_factory());
 }
 
 }  // namespace

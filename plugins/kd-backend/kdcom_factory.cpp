@@ -8,8 +8,7 @@
 #include <toolhost/kd/open_options.h>
 #include <toolhost/kd/kdcom_link.h>
 #include <toolhost/kd/target.h>
-#include <toolhost/sdk/json.hpp>
-#include <toolhost/sdk/writer.hpp>
+#include <toolhost/sdk/debug_target.hpp>
 
 namespace toolhost::kd_backend {
 namespace {
@@ -19,37 +18,26 @@ using std::chrono::milliseconds;
 
 constexpr const char* kDefaultConnect = "/tmp/ntoseye-kd.sock";
 
-toolhost_debug_target_t* open(const toolhost_debug_target_factory_t*, const char* connect, const char*,
-                              const char* options_json, uint32_t timeout_ms, toolhost_writer_t* error) {
+absl::StatusOr<std::unique_ptr<sdk::debug_target>> open(const sdk::open_request& request) {
   kd::kdcom_options link_options;
   kd::target_options target_options;
-  target_options.attach_timeout = milliseconds(std::max<uint32_t>(timeout_ms, 1000));
-  if (auto s = kd::read_open_options(options_json, "kd", link_options, target_options); !s.ok()) {
-    sdk::write(error, std::string(s.message()));
-    return nullptr;
-  }
-  auto stream = kd::byte_stream::open(connect, milliseconds(timeout_ms));
-  if (!stream.ok()) {
-    sdk::write(error, std::string(stream.status().message()));
-    return nullptr;
-  }
-  return kd::attach_debug_target(std::make_unique<kd::kdcom_link>(std::move(*stream), link_options), target_options, error);
+  target_options.attach_timeout = std::max(request.timeout, milliseconds(1000));
+  if (auto s = kd::read_open_options(request.options_json.c_str(), "kd", link_options, target_options); !s.ok()) return s;
+  auto stream = kd::byte_stream::open(request.connect, request.timeout);
+  if (!stream.ok()) return stream.status();
+  return kd::attach_session(std::make_unique<kd::kdcom_link>(std::move(*stream), link_options), target_options);
 }
+
+constexpr toolhost_debug_target_factory_t kFactory = sdk::debug_target_factory<&open>({
+    "kd",
+    "Windows kernel debugging over KDCOM (a serial port: QEMU's chardev socket, TCP or a device)",
+    kDefaultConnect,
+    "a Unix socket path (QEMU -chardev socket,path=...,server=on -serial chardev:ID; default "
+    "/tmp/ntoseye-kd.sock), unix:PATH, tcp:HOST:PORT, or a serial device such as /dev/ttyS0",
+});
 
 }  // namespace
 
-const toolhost_debug_target_factory_t& kdcom_factory() {
-  static const toolhost_debug_target_factory_t factory = {
-      sizeof(toolhost_debug_target_factory_t),
-      TOOLHOST_DEBUG_TARGET_VERSION,
-      "kd",
-      "Windows kernel debugging over KDCOM (a serial port: QEMU's chardev socket, TCP or a device)",
-      kDefaultConnect,
-      "a Unix socket path (QEMU -chardev socket,path=...,server=on -serial chardev:ID; default "
-      "/tmp/ntoseye-kd.sock), unix:PATH, tcp:HOST:PORT, or a serial device such as /dev/ttyS0",
-      open,
-  };
-  return factory;
-}
+const toolhost_debug_target_factory_t& kdcom_factory() { return kFactory; }
 
 }  // namespace toolhost::kd_backend

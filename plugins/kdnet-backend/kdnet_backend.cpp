@@ -9,7 +9,7 @@
 namespace {
 
 absl::Status init(toolhost::sdk::plugin& plugin) {
-  return plugin.transport(TOOLHOST_DEBUG_TARGET_KIND, "kdnet", &toolhost::kdnet_backend::kdnet_factory());
+  return plugin.debug_target(toolhost::kdnet_backend::kdnet_factory());
 }
 
 }  // namespace

@@ -21,7 +21,7 @@
 namespace toolhost::memory_backend {
 namespace {
 
-namespace db = dump_backend;
+namespace snap = snapshots;
 
 constexpr uint64_t kLowRamLimit = 0x80000000;  // every x86 machine type keeps RAM below 2 GiB contiguous
 
@@ -56,7 +56,7 @@ std::string read_text(const std::string& path) {
   return s.str();
 }
 
-class memory_snapshot final : public db::snapshot {
+class memory_snapshot final : public snap::snapshot {
  public:
   memory_snapshot(int pid, ram_layout layout, uint64_t host_base, uint64_t cr3, std::string source)
       : pid_(pid), layout_(std::move(layout)), host_base_(host_base), cr3_(cr3), source_(std::move(source)) {}
@@ -198,7 +198,7 @@ absl::StatusOr<memory_options> parse_memory_options(const std::string& connect, 
   return o;
 }
 
-absl::StatusOr<std::unique_ptr<db::snapshot>> open_memory(const memory_options& options) {
+absl::StatusOr<std::unique_ptr<snap::snapshot>> open_memory(const memory_options& options) {
   int pid = options.pid;
   if (pid == 0) {
     absl::StatusOr<int> found = find_qemu_pid();
@@ -241,7 +241,7 @@ absl::StatusOr<std::unique_ptr<db::snapshot>> open_memory(const memory_options& 
   // One read up front, so that a denied ptrace_scope or a wrong pid shows at open.
   uint8_t probe[8];
   if (absl::StatusOr<size_t> n = snap->read_physical(0, probe); !n.ok()) return n.status();
-  return std::unique_ptr<db::snapshot>(std::move(snap));
+  return std::unique_ptr<snap::snapshot>(std::move(snap));
 }
 
 }  // namespace toolhost::memory_backend

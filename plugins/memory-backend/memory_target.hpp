@@ -9,7 +9,7 @@
 
 #include <absl/status/statusor.h>
 
-#include "snapshot.hpp"
+#include <toolhost/snapshot/snapshot.hpp>
 
 namespace toolhost::memory_backend {
 
@@ -24,6 +24,6 @@ struct memory_options {
 // Parses `connect` ("pid=N,qmp=PATH,cr3=0x...", or just "N") and `options_json` (the same keys).
 absl::StatusOr<memory_options> parse_memory_options(const std::string& connect, const std::string& options_json);
 
-absl::StatusOr<std::unique_ptr<dump_backend::snapshot>> open_memory(const memory_options& options);
+absl::StatusOr<std::unique_ptr<snapshots::snapshot>> open_memory(const memory_options& options);
 
 }  // namespace toolhost::memory_backend

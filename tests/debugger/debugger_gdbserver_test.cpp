@@ -12,27 +12,15 @@
 
 #include "gdbserver_process.hpp"
 #include "target_adapter.hpp"
+#include "tool_answer.hpp"
 #include "tools.hpp"
 
 using toolhost::debugger::debugger_tools;
+using toolhost::testing::answer;
+using toolhost::testing::trailer;
+using toolhost::testing::unpack;
 
 namespace {
-
-struct answer {
-  std::string text;
-  bool error = false;
-  std::string structured;
-};
-
-answer unpack(const toolhost::sdk::result& r) {
-  auto doc = toolhost::sdk::parse_json(r.to_json());
-  answer a;
-  REQUIRE(doc);
-  for (const auto& block : (*doc)["content"].GetArray()) a.text += block["text"].GetString();
-  a.error = r.is_error();
-  if (const auto* s = toolhost::sdk::member(*doc, "structuredContent")) a.structured = toolhost::sdk::to_json(*s);
-  return a;
-}
 
 std::unique_ptr<debugger_tools> make_tools() {
   return std::make_unique<debugger_tools>(
@@ -45,8 +33,6 @@ answer run(debugger_tools& tools, const std::string& line, int64_t timeout_ms = 
   UNSCOPED_INFO("> " << line << "\n" << a.text);
   return a;
 }
-
-std::string trailer(const answer& a) { return a.text.substr(a.text.rfind("\n[target") + 1); }
 
 const std::string kExe = "gdb_demo_program";
 

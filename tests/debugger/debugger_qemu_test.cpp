@@ -113,6 +113,10 @@ TEST_CASE("debugging the QEMU test guest through its gdbstub", "[debugger][qemu]
   CHECK(data.text.find("Breakpoint 0 hit") != std::string::npos);
   REQUIRE_FALSE(run(tools, "bc *").error);
 
+  // A machine has no POSIX signals: the filters say they do not apply.
+  auto filters = run(tools, "sx");
+  CHECK(filters.text.find("is a system, not a process: it reports no POSIX signals") != std::string::npos);
+
   // The second vCPU can be selected.
   auto second = run(tools, "~1s");
   REQUIRE_FALSE(second.error);

@@ -9,7 +9,7 @@
 #include <toolhost/windump/dump_reader.hpp>
 
 #include "mapped_file.hpp"
-#include "target_adapter.hpp"
+#include <toolhost/snapshot/session.hpp>
 #include "windows_dump.hpp"
 
 namespace db = toolhost::dump_backend;
@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!file.ok()) return 0;
   auto snap = db::open_windows_dump(std::move(*file));
   if (!snap.ok()) __builtin_trap();  // the reader accepted it, so the backend must too
-  toolhost_debug_target_t* t = db::make_target(std::move(*snap));
+  toolhost_debug_target_t* t = toolhost::snapshots::make_target(std::move(*snap));
   std::string sink;
   toolhost_writer_t w{&sink, [](void* c, const char* d, size_t n) { static_cast<std::string*>(c)->append(d, n); }};
   t->describe(t, &w);

@@ -11,7 +11,7 @@
 #include <toolhost/windump/target_dump.hpp>
 
 #include "open_dump.hpp"
-#include "target_adapter.hpp"
+#include <toolhost/snapshot/session.hpp>
 #include "windump_generator.hpp"
 
 namespace db = toolhost::dump_backend;
@@ -39,7 +39,7 @@ toolhost_debug_target_t* open_or_fail(const std::string& path) {
   auto snap = db::open_dump(path);
   INFO((snap.ok() ? std::string() : std::string(snap.status().message())));
   REQUIRE(snap.ok());
-  return db::make_target(std::move(*snap));
+  return toolhost::snapshots::make_target(std::move(*snap));
 }
 
 }  // namespace

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "open_dump.hpp"
-#include "target_adapter.hpp"
+#include <toolhost/snapshot/session.hpp>
 
 namespace db = toolhost::dump_backend;
 
@@ -72,7 +72,7 @@ TEST_CASE("a gcore of a real program: memory and registers match what gdb shows"
 
   auto snap = db::open_dump(core);
   REQUIRE(snap.ok());
-  toolhost_debug_target_t* t = db::make_target(std::move(*snap));
+  toolhost_debug_target_t* t = toolhost::snapshots::make_target(std::move(*snap));
 
   // Memory: the bytes the program wrote at the addresses it printed.
   std::ifstream in(addresses);

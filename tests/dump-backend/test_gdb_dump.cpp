@@ -12,7 +12,7 @@
 #include <toolhost/windump/target_dump.hpp>
 
 #include "../../plugins/dump-backend/open_dump.hpp"
-#include "../../plugins/dump-backend/target_adapter.hpp"
+#include <toolhost/snapshot/session.hpp>
 #include "guest_layout.h"
 #include "qemu_guest.hpp"
 
@@ -69,7 +69,7 @@ TEST_CASE(".dump /f of a QEMU guest over the gdb backend reads back in the dump 
 
   auto snap = toolhost::dump_backend::open_dump(path);
   REQUIRE(snap.ok());
-  toolhost_debug_target_t* dump = toolhost::dump_backend::make_target(std::move(*snap));
+  toolhost_debug_target_t* dump = toolhost::snapshots::make_target(std::move(*snap));
 
   // The same bytes as the live session, where the patterns and page tables are.
   for (uint64_t at : {GUEST_P4K_PA, GUEST_P4K_PA2, GUEST_P2M_PA, GUEST_P1G_PA, GUEST_CR3, GUEST_COUNTER}) {

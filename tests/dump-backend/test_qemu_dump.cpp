@@ -10,7 +10,7 @@
 #include "open_dump.hpp"
 #include "qemu_guest.hpp"
 #include "qmp_client.hpp"
-#include "target_adapter.hpp"
+#include <toolhost/snapshot/session.hpp>
 
 namespace db = toolhost::dump_backend;
 
@@ -42,7 +42,7 @@ TEST_CASE("a QEMU dump-guest-memory file matches the live gdbstub", "[dump][qemu
 
   auto snap = db::open_dump(path);
   REQUIRE(snap.ok());
-  toolhost_debug_target_t* t = db::make_target(std::move(*snap));
+  toolhost_debug_target_t* t = toolhost::snapshots::make_target(std::move(*snap));
   CHECK((t->capabilities(t) & TOOLHOST_DT_CAP_READ_PHYSICAL) != 0);
   CHECK((t->capabilities(t) & TOOLHOST_DT_CAP_THREADS) != 0);  // two vCPUs
 

@@ -16,7 +16,7 @@
 #include "memory_target.hpp"
 #include "qemu_guest.hpp"
 #include "qemu_layout.hpp"
-#include "target_adapter.hpp"
+#include <toolhost/snapshot/session.hpp>
 
 namespace mb = toolhost::memory_backend;
 namespace db = toolhost::dump_backend;
@@ -36,7 +36,7 @@ toolhost_debug_target_t* open_target(const std::string& connect, std::string* er
     if (error) *error = std::string(snap.status().message());
     return nullptr;
   }
-  return db::make_target(std::move(*snap));
+  return toolhost::snapshots::make_target(std::move(*snap));
 }
 
 uint64_t read_u64(toolhost_debug_target_t* t, uint64_t pa) {
@@ -144,7 +144,7 @@ TEST_CASE("the memory backend walks the guest's page tables and writes its RAM",
   t->close(t);
   auto snap = db::open_dump(path);
   REQUIRE(snap.ok());
-  toolhost_debug_target_t* dump = db::make_target(std::move(*snap));
+  toolhost_debug_target_t* dump = toolhost::snapshots::make_target(std::move(*snap));
   REQUIRE(dump->read_memory(dump, TOOLHOST_DT_VIRTUAL, GUEST_P1G_VA, sig, 16, &done, nullptr) == TOOLHOST_OK);
   CHECK(std::memcmp(sig, GUEST_P1G_SIG, 16) == 0);
   REQUIRE(dump->read_memory(dump, TOOLHOST_DT_PHYSICAL, 0x700000, sig, 8, &done, nullptr) == TOOLHOST_OK);

@@ -1,14 +1,29 @@
-/* toolhost debug-target transport interface, version 1.
+/* SPDX-License-Identifier: Apache-2.0 */
+/* toolhost debug-target transport interface, "toolhost.debug-target/1".
  *
  * A backend plugin (kd, kdnet, gdb, memory, dump) registers one transport of kind
  * TOOLHOST_DEBUG_TARGET_KIND whose `factory` points at a `toolhost_debug_target_factory_t`.
  * The debugger plugin finds it through "toolhost.transports/1", opens a session with it and
- * owns everything a person types; the backend knows only its wire.
+ * owns everything a person types; the backend knows only its wire. C++ backends implement
+ * toolhost::sdk::debug_target (toolhost/sdk/debug_target.hpp) and get every function below as a
+ * noexcept trampoline.
  *
- * Conventions are those of plugin.h (pure C, writers for output, no exceptions). Threading: the
- * debugger calls a session from one thread at a time, except `interrupt`, which may be called
- * from another thread while `wait_stop` blocks. A backend that runs a background pump (KD while
- * the target runs) keeps it private and buffers target output for `read_output`.
+ * Conventions are those of plugin.h (pure C, writers for output, no exceptions, the growth rule).
+ * Threading: the debugger calls a session from one thread at a time, except `interrupt` and
+ * `read_output`, which may be called from another thread while `wait_stop` blocks. A backend
+ * that runs a background pump (KD while the target runs) keeps it private and buffers target
+ * output for `read_output`.
+ *
+ * Versions. The major is part of the kind, as in service ids: an incompatible interface would be
+ * "toolhost.debug-target/2", and a backend may register both. Minors grow the structs below by
+ * appending, and each addition increments TOOLHOST_DEBUG_TARGET_MINOR:
+ *   1.0  the factory, the session table and the stop as first published;
+ *   1.1  `minor` appended to the factory; resume_with_signal, pass_signals and read_siginfo
+ *        appended to the session; TOOLHOST_DT_STOP_TERMINATED.
+ * The debugger accepts every minor of its major: it reads a field of a factory or session only
+ * when that struct's `struct_size` covers it (TOOLHOST_HAS_FIELD), and treats a function an older
+ * backend lacks as TOOLHOST_ERR_UNSUPPORTED. A backend built for a newer minor than the debugger
+ * knows works too: the debugger never looks past the fields it knows.
  */
 #ifndef TOOLHOST_DEBUG_TARGET_H
 #define TOOLHOST_DEBUG_TARGET_H
@@ -19,8 +34,9 @@
 extern "C" {
 #endif
 
-#define TOOLHOST_DEBUG_TARGET_KIND "debug-target"
-#define TOOLHOST_DEBUG_TARGET_VERSION 1
+#define TOOLHOST_DEBUG_TARGET_KIND "toolhost.debug-target/1"
+#define TOOLHOST_DEBUG_TARGET_MAJOR 1
+#define TOOLHOST_DEBUG_TARGET_MINOR 1
 
 /* ---- Capabilities (a mask; the debugger checks them and explains what a backend lacks) -------- */
 
@@ -68,13 +84,19 @@ typedef int32_t toolhost_dt_stop_reason_t;
 #define TOOLHOST_DT_STOP_EXITED 8     /* the process exited; `code` is its status */
 #define TOOLHOST_DT_STOP_REBOOT 9     /* the target rebooted; state must be rediscovered */
 #define TOOLHOST_DT_STOP_MODULE_LOAD 10
+#define TOOLHOST_DT_STOP_TERMINATED 11 /* the process was ended by a signal; `code` is its number */
 
+/* Filled by `wait_stop` into a struct the caller owns. The caller zeroes it and sets `struct_size`
+ * to the sizeof it compiled against (0 stands for the 1.0 layout, this one); the backend writes at
+ * most that many bytes and sets `struct_size` to the number it wrote, so each side reads only the
+ * fields both know. */
 typedef struct toolhost_dt_stop {
    uint32_t struct_size;
    toolhost_dt_stop_reason_t reason;
    int64_t thread;   /* thread id or vCPU index that stopped; -1 when unknown */
    uint64_t pc;      /* instruction pointer at the stop */
-   uint64_t code;    /* signal number, NTSTATUS, bugcheck code or exit status */
+   uint64_t code;    /* signal number, NTSTATUS, bugcheck code or exit status. Signal numbers are the
+                      * target OS's (Linux: 10 is SIGUSR1), whatever the wire numbers them. */
    uint64_t address; /* data address of a watchpoint hit, else 0 */
    char description[256]; /* one line from the backend, e.g. "SIGSEGV" or "Break instruction exception" */
 } toolhost_dt_stop_t;
@@ -83,6 +105,8 @@ typedef struct toolhost_dt_stop {
 
 typedef struct toolhost_debug_target toolhost_debug_target_t;
 
+/* The table of one session, filled by the backend; `struct_size` is the sizeof it compiled
+ * against. Every function of 1.0 is required; functions appended later may be NULL. */
 struct toolhost_debug_target {
    uint32_t struct_size;
    void *impl; /* the backend's */
@@ -193,13 +217,44 @@ struct toolhost_debug_target {
                                   const char *operation,
                                   const char *args_json,
                                   toolhost_writer_t *out);
+
+   /* ---- Signals. Appended: a caller checks `struct_size` covers a field (and that it is not
+    * NULL) before it calls it; a backend without them cannot deliver signals. -------------- */
+
+   /* Resumes like `resume` and delivers POSIX signal `signal` (the target OS's number; 0: none)
+    * to the thread that reported the last stop, as a debugger passes a signal it intercepted on
+    * to the program. TOOLHOST_ERR_UNSUPPORTED, with a sentence, when the target cannot take a
+    * signal (a whole machine, a snapshot). */
+   toolhost_status_t (*resume_with_signal)(toolhost_debug_target_t *t,
+                                           toolhost_dt_resume_t how,
+                                           int64_t thread,
+                                           int32_t signal,
+                                           toolhost_writer_t *error);
+   /* Sets the signals the backend delivers to the program by itself, without stopping or
+    * reporting them (gdbserver's QPassSignals); `count` numbers at `signals` (the caller's,
+    * read during the call), replacing the previous set; 0 clears it. Called while halted.
+    * TOOLHOST_ERR_UNSUPPORTED when the wire has no such filter: every signal is then reported
+    * and the debugger resumes past the ones it does not stop for. */
+   toolhost_status_t (*pass_signals)(toolhost_debug_target_t *t,
+                                     const int32_t *signals,
+                                     size_t count,
+                                     toolhost_writer_t *error);
+   /* The siginfo of the signal that caused the last stop, in the target's own layout (Linux
+    * x86-64: the 128-byte siginfo_t), into `buffer` of `size` bytes; `*done` gets the bytes
+    * written. TOOLHOST_ERR_NOT_FOUND when the last stop was not a signal or the target keeps
+    * no siginfo, TOOLHOST_ERR_UNSUPPORTED when the wire cannot read it. Called while halted. */
+   toolhost_status_t (*read_siginfo)(toolhost_debug_target_t *t,
+                                     void *buffer,
+                                     size_t size,
+                                     size_t *done,
+                                     toolhost_writer_t *error);
 };
 
 /* ---- The factory a backend registers ------------------------------------------------------ */
 
 typedef struct toolhost_debug_target_factory {
    uint32_t struct_size;
-   uint32_t version;            /* TOOLHOST_DEBUG_TARGET_VERSION */
+   uint32_t version;            /* TOOLHOST_DEBUG_TARGET_MAJOR; the debugger refuses another */
    const char *name;            /* "gdb", "kd", ... (the `backend` argument of `open`) */
    const char *description;     /* one line, shown by the debugger's help */
    const char *default_connect; /* used when `open` gives no `connect`; may be NULL */
@@ -215,6 +270,9 @@ typedef struct toolhost_debug_target_factory {
                                     const char *options_json,
                                     uint32_t timeout_ms,
                                     toolhost_writer_t *error);
+
+   /* 1.1: TOOLHOST_DEBUG_TARGET_MINOR the backend was built with; 0 when absent. */
+   uint32_t minor;
 } toolhost_debug_target_factory_t;
 
 #ifdef __cplusplus

@@ -13,11 +13,27 @@
  * - Output goes into a `toolhost_writer_t` provided by the caller, so no allocation ever has to
  *   be freed on the other side.
  * - No exception and no longjmp may cross the boundary in either direction.
- * - Structs that the plugin fills in start with `struct_size`; set it to `sizeof` the struct you
- *   compiled against. The host reads only the fields it knows, so structs grow by appending.
+ * - Every struct below starts with `struct_size` (toolhost_writer_t alone is frozen as it is);
+ *   see "Growth" for how it is read.
  * - Thread tags: [init] only during `init`, on the thread that called it; [any-thread] from any
  *   thread, concurrently; [call] only while the call that handed you the pointer is running, from
  *   any thread.
+ *
+ * Growth. Structs grow only by appending fields. Whoever fills a struct sets `struct_size` to
+ * the sizeof it compiled against, and whoever reads one honours it on every read:
+ * - a field beyond `struct_size` reads as zero (NULL, false): its documented default
+ *   (TOOLHOST_HAS_FIELD tells whether a struct holds a field);
+ * - bytes beyond the fields the reader knows are ignored when all of them are zero (the writer
+ *   was built against a newer header but uses nothing new) and refused otherwise, with a
+ *   sentence that names the struct; the host does this for every struct a plugin hands it;
+ * - a struct the caller hands out to be filled (toolhost_dt_stop_t) is written only up to its
+ *   `struct_size`, which the callee then sets to the number of bytes it wrote.
+ * Why not CLAP's rule (frozen structs, a new versioned id for every addition)? Every struct here
+ * carries its size from the first version, the host checks each registration anyway, and a new
+ * optional field then costs a plugin nothing on an older host, where a new id would need a
+ * second registration path. Service tables follow the same rule: a plugin checks
+ * TOOLHOST_HAS_FIELD before calling a function appended to one; an incompatible change gets a
+ * new id ("toolhost.registry/2").
  */
 #ifndef TOOLHOST_PLUGIN_H
 #define TOOLHOST_PLUGIN_H
@@ -35,6 +51,11 @@ extern "C" {
 
 /* The name of the one symbol a plugin exports. */
 #define TOOLHOST_ENTRY_SYMBOL "toolhost_plugin_entry"
+
+/* True when the struct `*ptr` (which starts with `struct_size`) is long enough to hold `field`
+ * of `type`. */
+#define TOOLHOST_HAS_FIELD(ptr, type, field) \
+   ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type *)0)->field))
 
 #if defined(_WIN32)
 #define TOOLHOST_EXPORT __declspec(dllexport)

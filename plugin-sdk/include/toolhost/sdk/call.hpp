@@ -12,6 +12,7 @@
 
 #include <toolhost/plugin.h>
 #include <toolhost/sdk/json.hpp>
+#include <toolhost/sdk/status.hpp>
 #include <toolhost/sdk/writer.hpp>
 
 namespace toolhost::sdk {
@@ -79,15 +80,8 @@ class call {
     string_writer out;
     std::string m(method), p(params_json);
     const toolhost_status_t s = raw_->client_request(raw_, m.c_str(), p.c_str(), timeout_ms, out.raw());
-    switch (s) {
-      case TOOLHOST_OK: return out.take();
-      case TOOLHOST_ERR_UNSUPPORTED:
-        return absl::FailedPreconditionError("the client did not declare support for " + m);
-      case TOOLHOST_ERR_CANCELLED: return absl::CancelledError("the call was cancelled");
-      case TOOLHOST_ERR_TIMEOUT: return absl::DeadlineExceededError("the client did not answer " + m + " in time");
-      case TOOLHOST_ERR_REMOTE: return absl::UnknownError("the client answered " + m + " with an error: " + out.text());
-      default: return absl::InternalError("could not send " + m + " to the client");
-    }
+    if (s == TOOLHOST_OK) return out.take();
+    return status_from(s, request_failure(s, m, out.text()));
   }
 
   // Asks the person through a form (elicitation/create); `schema_json` is the requestedSchema.
@@ -112,6 +106,17 @@ class call {
   }
 
  private:
+  // Why a client request failed, in words; the code comes from sdk/status.hpp.
+  static std::string request_failure(toolhost_status_t code, const std::string& method, const std::string& answer) {
+    switch (code) {
+      case TOOLHOST_ERR_UNSUPPORTED: return "the client did not declare support for " + method;
+      case TOOLHOST_ERR_CANCELLED: return "the call was cancelled";
+      case TOOLHOST_ERR_TIMEOUT: return "the client did not answer " + method + " in time";
+      case TOOLHOST_ERR_REMOTE: return "the client answered " + method + " with an error: " + answer;
+      default: return "could not send " + method + " to the client";
+    }
+  }
+
   const toolhost_call_t* raw_;
   std::unique_ptr<std::function<void()>> cancel_handler_;
 };

@@ -27,11 +27,13 @@
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
 
+#include <toolhost/debug_target.h>
 #include <toolhost/plugin.h>
 #include <toolhost/sdk/call.hpp>
 #include <toolhost/sdk/json.hpp>
 #include <toolhost/sdk/result.hpp>
 #include <toolhost/sdk/schema_check.hpp>
+#include <toolhost/sdk/status.hpp>
 #include <toolhost/sdk/writer.hpp>
 
 namespace toolhost::sdk {
@@ -166,25 +168,12 @@ inline void run_tool(void* ud, const toolhost_call_t* raw, const char* json, siz
   }
 }
 
-inline toolhost_status_t status_code(const absl::Status& s) {
-  switch (s.code()) {
-    case absl::StatusCode::kOk: return TOOLHOST_OK;
-    case absl::StatusCode::kNotFound: return TOOLHOST_ERR_NOT_FOUND;
-    case absl::StatusCode::kInvalidArgument: return TOOLHOST_ERR_INVALID_ARGUMENT;
-    case absl::StatusCode::kCancelled: return TOOLHOST_ERR_CANCELLED;
-    default: return TOOLHOST_ERR_INTERNAL;
-  }
-}
-
 inline toolhost_status_t read_resource(void* ud, const toolhost_call_t* raw, const char* uri,
                                        toolhost_writer_t* out) noexcept {
   try {
     call context(raw);
     auto text = static_cast<resource_record*>(ud)->read(uri, context);
-    if (!text.ok()) {
-      write(out, std::string(text.status().message()));
-      return status_code(text.status());
-    }
+    if (!text.ok()) return fail(out, text.status());
     write(out, *text);
     return TOOLHOST_OK;
   } catch (const std::exception& e) {
@@ -220,10 +209,7 @@ inline toolhost_status_t get_prompt(void* ud, const toolhost_call_t* raw, const 
     }
     call context(raw);
     auto text = rec->get(args(doc), context);
-    if (!text.ok()) {
-      write(out, std::string(text.status().message()));
-      return status_code(text.status());
-    }
+    if (!text.ok()) return fail(out, text.status());
     write(out, *text);
     return TOOLHOST_OK;
   } catch (const std::exception& e) {
@@ -385,6 +371,12 @@ class plugin {
     return checked([&](toolhost_writer_t* e) { return registry_->register_transport(host_, &d, e); });
   }
 
+  // A debug-target backend (debug_target.h): registers `factory` under its name. `factory` must
+  // outlive the plugin (a namespace-scope constant from sdk::debug_target_factory).
+  absl::Status debug_target(const toolhost_debug_target_factory_t& factory) {
+    return transport(TOOLHOST_DEBUG_TARGET_KIND, factory.name != nullptr ? factory.name : "", &factory);
+  }
+
   absl::Status instructions(std::string_view text) {
     std::string t(text);
     return registry_->add_instructions(host_, t.c_str()) == TOOLHOST_OK
@@ -426,14 +418,7 @@ class plugin {
     if (registry_ == nullptr) return absl::FailedPreconditionError("the host offers no registry");
     string_writer error;
     const toolhost_status_t s = fn(error.raw());
-    if (s == TOOLHOST_OK) return absl::OkStatus();
-    std::string message = error.text().empty() ? "registration refused" : error.text();
-    switch (s) {
-      case TOOLHOST_ERR_ALREADY_EXISTS: return absl::AlreadyExistsError(message);
-      case TOOLHOST_ERR_INVALID_ARGUMENT: return absl::InvalidArgumentError(message);
-      case TOOLHOST_ERR_WRONG_STATE: return absl::FailedPreconditionError(message);
-      default: return absl::InternalError(message);
-    }
+    return status_from(s, error.text(), "registration refused");
   }
 
   const toolhost_host_t* host_;

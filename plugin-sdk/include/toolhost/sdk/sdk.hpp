@@ -7,4 +7,5 @@
 #include <toolhost/sdk/plugin.hpp>
 #include <toolhost/sdk/result.hpp>
 #include <toolhost/sdk/schema_check.hpp>
+#include <toolhost/sdk/status.hpp>
 #include <toolhost/sdk/writer.hpp>

@@ -1,23 +1,21 @@
-// Exposes a kd::target through the debug-target C interface (debug_target.h), so KDCOM and
+// Exposes a kd::target as a debug-target session (toolhost/sdk/debug_target.hpp), so KDCOM and
 // KDNET backends differ only in how they build their link. Extension operations are listed in
 // plugins/kd-backend/README.md.
 #pragma once
 
 #include <memory>
-#include <string>
 
-#include <toolhost/debug_target.h>
+#include <absl/status/statusor.h>
+#include <toolhost/sdk/debug_target.hpp>
 
 #include "toolhost/kd/target.h"
 
 namespace toolhost::kd {
 
-// Takes ownership of `t`; the returned session frees itself in its `close`.
-toolhost_debug_target_t* make_debug_target(std::unique_ptr<target> t);
+// Takes ownership of `t`; destroying the session detaches from the target.
+std::unique_ptr<sdk::debug_target> make_session(std::unique_ptr<target> t);
 
-// Attaches a target over `link` and wraps it as above; on failure writes why to `error` and
-// returns null. The end of every KD backend's `open`.
-toolhost_debug_target_t* attach_debug_target(std::unique_ptr<link> link, target_options options,
-                                             toolhost_writer_t* error);
+// Attaches a target over `link` and wraps it as above: the end of every KD backend's `open`.
+absl::StatusOr<std::unique_ptr<sdk::debug_target>> attach_session(std::unique_ptr<link> link, target_options options);
 
 }  // namespace toolhost::kd

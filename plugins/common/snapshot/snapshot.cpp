@@ -1,6 +1,6 @@
-#include "snapshot.hpp"
+#include "toolhost/snapshot/snapshot.hpp"
 
-namespace toolhost::dump_backend {
+namespace toolhost::snapshots {
 
 register_def x86_register(x86_reg r) {
   static const char* const kNames[] = {"rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9",
@@ -18,4 +18,4 @@ register_def x86_register(x86_reg r) {
   return d;
 }
 
-}  // namespace toolhost::dump_backend
+}  // namespace toolhost::snapshots

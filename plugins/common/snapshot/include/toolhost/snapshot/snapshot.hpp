@@ -1,6 +1,6 @@
 // What every read-only target (a dump file, a VM's RAM) offers the debug-target adapter: memory
 // by physical and/or virtual address, a register map, threads with their registers, modules
-// and hints. The adapter (target_adapter.hpp) turns it into a toolhost_debug_target_t.
+// and hints. make_session (session.hpp) turns it into a debug-target session.
 #pragma once
 
 #include <cstddef>
@@ -12,8 +12,9 @@
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
 #include <toolhost/debug_target.h>
+#include <toolhost/sdk/debug_target.hpp>
 
-namespace toolhost::dump_backend {
+namespace toolhost::snapshots {
 
 struct register_def {
   std::string name;  // gdb's names: rax, ..., eflags, cs, fs_base, cr3
@@ -35,12 +36,8 @@ struct thread_state {
   std::vector<uint64_t> values;  // one per register of the snapshot's map
 };
 
-struct module_info {
-  std::string name;
-  std::string path;
-  uint64_t base = 0;
-  uint64_t size = 0;
-};
+// A loaded module as the debug-target session lists it.
+using module_info = sdk::dt_module;
 
 class snapshot {
  public:
@@ -63,6 +60,8 @@ class snapshot {
   virtual toolhost_dt_stop_t initial_stop() const = 0;
   // Extra facts for describe's "hints", as JSON members without braces ("\"dtb\":\"0x1000\"").
   virtual std::string hints_json() const = 0;
+  // The siginfo of the stop (a core's NT_SIGINFO note), empty when the snapshot has none.
+  virtual std::string siginfo() const { return {}; }
   // Why run control is impossible, one sentence.
   virtual const char* why_no_run_control() const = 0;
 
@@ -71,4 +70,4 @@ class snapshot {
   std::vector<module_info> modules;
 };
 
-}  // namespace toolhost::dump_backend
+}  // namespace toolhost::snapshots

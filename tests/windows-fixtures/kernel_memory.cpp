@@ -1,0 +1,165 @@
+#include "kernel_memory.hpp"
+
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+
+#include <toolhost/windump/dump_writer.hpp>
+
+namespace toolhost::test::windows {
+
+namespace {
+constexpr uint64_t kPresent = 1, kWritable = 2;
+constexpr uint64_t kFrame = 0x000ffffffffff000ull;
+
+uint32_t u32(const std::string& b, size_t at) {
+  uint32_t v = 0;
+  std::memcpy(&v, b.data() + at, 4);
+  return v;
+}
+uint16_t u16(const std::string& b, size_t at) {
+  uint16_t v = 0;
+  std::memcpy(&v, b.data() + at, 2);
+  return v;
+}
+}  // namespace
+
+kernel_memory::kernel_memory() { page(kDtb); }
+
+uint64_t kernel_memory::allocate_page() {
+  const uint64_t p = next_free_;
+  next_free_ += 0x1000;
+  page(p);
+  return p;
+}
+
+uint64_t kernel_memory::read_u64(uint64_t physical) {
+  uint64_t v;
+  std::memcpy(&v, page(physical).data() + (physical & 0xfff), 8);
+  return v;
+}
+
+void kernel_memory::write_u64(uint64_t physical, uint64_t value) {
+  std::memcpy(page(physical).data() + (physical & 0xfff), &value, 8);
+}
+
+uint64_t kernel_memory::pte_address(uint64_t va) {
+  uint64_t table = kDtb;
+  for (int level = 0; level < 3; ++level) {
+    const uint64_t slot = table + ((va >> (39 - 9 * level)) & 0x1ff) * 8;
+    uint64_t entry = read_u64(slot);
+    if ((entry & kPresent) == 0) {
+      entry = allocate_page() | kPresent | kWritable;
+      write_u64(slot, entry);
+    }
+    table = entry & kFrame;
+  }
+  return table + ((va >> 12) & 0x1ff) * 8;
+}
+
+uint64_t kernel_memory::translate(uint64_t va) {
+  uint64_t table = kDtb;
+  for (int level = 0; level < 4; ++level) {
+    const uint64_t entry = read_u64(table + ((va >> (39 - 9 * level)) & 0x1ff) * 8);
+    if ((entry & kPresent) == 0) return 0;
+    table = entry & kFrame;
+  }
+  return table | (va & 0xfff);
+}
+
+void kernel_memory::map(uint64_t va, uint64_t size) {
+  for (uint64_t p = va & ~0xfffull; p < va + size; p += 0x1000) {
+    const uint64_t slot = pte_address(p);
+    if ((read_u64(slot) & kPresent) == 0) write_u64(slot, allocate_page() | kPresent | kWritable);
+  }
+}
+
+void kernel_memory::unmap_page(uint64_t va) { write_u64(pte_address(va), 0); }
+
+void kernel_memory::write(uint64_t va, const void* data, size_t size) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  for (size_t done = 0; done < size;) {
+    const uint64_t pa = translate(va + done);
+    if (pa == 0) throw std::runtime_error("kernel_memory: write to an unmapped address");
+    const size_t n = std::min<size_t>(size - done, 0x1000 - ((va + done) & 0xfff));
+    std::memcpy(page(pa).data() + (pa & 0xfff), bytes + done, n);
+    done += n;
+  }
+}
+
+void kernel_memory::put_unicode_string(uint64_t va, uint64_t buffer_va, const std::string& ascii) {
+  std::vector<uint8_t> wide;
+  for (char c : ascii) {
+    wide.push_back(static_cast<uint8_t>(c));
+    wide.push_back(0);
+  }
+  write(buffer_va, wide.data(), wide.size());
+  put<uint16_t>(va, static_cast<uint16_t>(wide.size()));
+  put<uint16_t>(va + 2, static_cast<uint16_t>(wide.size()));
+  put<uint64_t>(va + 8, buffer_va);
+}
+
+void kernel_memory::load_image(kernel_module& m) {
+  std::ifstream in(m.file, std::ios::binary);
+  if (!in) throw std::runtime_error("kernel_memory: cannot open " + m.file);
+  const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const uint32_t pe = u32(file, 0x3c);
+  const uint16_t sections = u16(file, pe + 6);
+  const uint16_t optional_size = u16(file, pe + 20);
+  const size_t opt = pe + 24;
+  m.timestamp = u32(file, pe + 8);
+  m.size = u32(file, opt + 56);
+  const uint32_t headers = u32(file, opt + 60);
+  m.checksum = u32(file, opt + 64);
+  map(m.base, m.size);
+  write(m.base, file.data(), std::min<size_t>(headers, file.size()));
+  for (uint16_t i = 0; i < sections; ++i) {
+    const size_t s = opt + optional_size + i * 40;
+    const uint32_t va = u32(file, s + 12), raw_size = u32(file, s + 16), raw = u32(file, s + 20);
+    if (raw_size > 0 && raw + raw_size <= file.size()) write(m.base + va, file.data() + raw, raw_size);
+  }
+}
+
+void kernel_memory::module_list(uint64_t head, uint64_t entries, const std::vector<kernel_module>& modules) {
+  constexpr uint64_t kEntry = 0xa0, kNames = 0x200;  // one entry, then its two names, per module
+  map(head, 16);
+  map(entries, modules.size() * (kEntry + kNames) + 0x1000);
+  std::vector<uint64_t> at;
+  for (size_t i = 0; i < modules.size(); ++i) at.push_back(entries + i * (kEntry + kNames));
+  for (size_t i = 0; i < modules.size(); ++i) {
+    const kernel_module& m = modules[i];
+    const uint64_t e = at[i];
+    put<uint64_t>(e + 0x00, i + 1 < modules.size() ? at[i + 1] : head);  // Flink
+    put<uint64_t>(e + 0x08, i > 0 ? at[i - 1] : head);                    // Blink
+    put<uint64_t>(e + 0x30, m.base);
+    put<uint32_t>(e + 0x40, m.size);
+    put_unicode_string(e + 0x48, e + kEntry, m.full_name);
+    put_unicode_string(e + 0x58, e + kEntry + 0x100, m.base_name);
+    put<uint32_t>(e + 0x78, m.checksum);
+    put<uint32_t>(e + 0x9c, m.timestamp);
+  }
+  put<uint64_t>(head, modules.empty() ? head : at.front());
+  put<uint64_t>(head + 8, modules.empty() ? head : at.back());
+}
+
+absl::Status kernel_memory::write_dump(const std::string& path, uint64_t module_list_head, uint64_t rip) const {
+  windump::full_dump_request request;
+  request.ranges.push_back({0, next_free_});
+  request.directory_table_base = kDtb;
+  request.ps_loaded_module_list = module_list_head;
+  request.context.rip = rip;
+  request.comment = "toolhost symbol test kernel";
+  const auto* pages = &pages_;
+  auto result = windump::write_full_dump(path, request, [pages](uint64_t address, std::span<uint8_t> out) {
+    auto it = pages->find(address & ~0xfffull);
+    if (it == pages->end()) {
+      std::memset(out.data(), 0, out.size());
+    } else {
+      std::memcpy(out.data(), it->second.data(), out.size());
+    }
+    return absl::OkStatus();
+  });
+  return result.ok() ? absl::OkStatus() : result.status();
+}
+
+}  // namespace toolhost::test::windows
