@@ -12,6 +12,7 @@
 
 #include <absl/status/status.h>
 #include <toolhost/elf/elf_file.hpp>
+#include <toolhost/pe/image.hpp>
 
 #include "sha256.hpp"
 
@@ -83,7 +84,13 @@ absl::StatusOr<an::image> load_image(std::string bytes, const std::string& name)
     }
     return img;
   }
-  return absl::InvalidArgumentError(name + " is not an ELF file (it starts with " + first_bytes(bytes) + ").");
+  if (bytes.size() >= 2 && bytes.compare(0, 2, "MZ") == 0) {
+    auto pe = pe::image::from_bytes(std::move(bytes), name);
+    if (!pe.ok()) return absl::InvalidArgumentError("Cannot read " + std::string(pe.status().message()) + ".");
+    if (auto missing = an::pe_truncation(*pe)) return absl::DataLossError(name + " is cut short: " + *missing + ".");
+    return an::image_from_pe(std::make_shared<const pe::image>(std::move(*pe)));
+  }
+  return absl::InvalidArgumentError(name + " is neither an ELF nor a PE file (it starts with " + first_bytes(bytes) + ").");
 }
 
 analysis_job::analysis_job(an::image img, an::analysis_options options) {

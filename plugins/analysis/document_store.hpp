@@ -94,7 +94,8 @@ class document_store {
   std::vector<std::shared_ptr<document>> documents_;  // opened longest ago first
 };
 
-// The image a file's bytes describe: ELF now, through toolhost::elf. `name` is for messages.
+// The image a file's bytes describe: ELF through toolhost::elf, PE through toolhost::pe.
+// `name` is for messages.
 absl::StatusOr<an::image> load_image(std::string bytes, const std::string& name);
 
 }  // namespace toolhost::analysis_server

@@ -18,7 +18,8 @@ constexpr const char* kReadKind = "rea.read";  // the row rea-filter's read-only
 constexpr const char* kEvidenceScheme = "rea://evidence/";
 
 constexpr const char* kInstructions =
-    "Native analysis of x86 and x86-64 ELF binaries with REA's read-only tools. Start with open_binary and a path; "
+    "Native analysis of x86 and x86-64 ELF and PE binaries with REA's read-only tools. Start with open_binary and a "
+    "path; "
     "its answer comes once the whole program is analysed (progress is reported). Then binary_overview, "
     "list_procedures, search_strings, find_code_for_string, analyze_function and the rest answer at once. Lists come "
     "a page at a time: follow next_offset. Addresses are hexadecimal (0x401136); procedures are named by symbol, "
@@ -156,5 +157,5 @@ absl::Status init(sdk::plugin& plugin) {
 
 }  // namespace
 
-TOOLHOST_PLUGIN("analysis", "1.0.0", "REA's read-only analysis tools, native: ELF x86/x86-64 functions, references, strings",
+TOOLHOST_PLUGIN("analysis", "1.0.0", "REA's read-only analysis tools, native: ELF and PE x86/x86-64 functions, references, strings",
                 init)

@@ -69,7 +69,7 @@ std::vector<tool_def> session_tools() {
   using namespace schema;
   std::vector<tool_def> out;
   out.push_back({"open_binary", "Open Binary",
-                 "Open an ELF executable or shared library and analyse all of it: functions, cross references, "
+                 "Open an ELF or PE executable or library and analyse all of it: functions, cross references, "
                  "strings, names. The answer comes when the analysis is ready (progress is reported while it runs); "
                  "the analysis is kept by the file's SHA-256, so opening the same bytes again is instant. Other tools "
                  "read the binary opened last unless their `document` says otherwise.",

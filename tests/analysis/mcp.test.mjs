@@ -170,6 +170,13 @@ async function everyPage(client, name, args, limit) {
 const sh = (cmd, args) => execFileSync(cmd, args, { encoding: 'utf8', maxBuffer: 1 << 28 });
 function sections(file) {
   const out = [];
+  if (fs.readFileSync(file).subarray(0, 2).toString() === 'MZ') {
+    for (const line of sh('objdump', ['-h', '-w', file]).split('\n')) {
+      const m = /^\s*\d+\s+(\S+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)\s/.exec(line);
+      if (m) out.push({ name: m[1], type: 'PROGBITS', address: BigInt('0x' + m[3]), offset: Number('0x' + m[4]), size: Number('0x' + m[2]), flags: 'A' });
+    }
+    return out;
+  }
   for (const line of sh('readelf', ['-SW', file]).split('\n')) {
     const m = /^\s*\[\s*\d+\]\s+(\S+)\s+(\S+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+[0-9a-f]+\s+([A-Za-z]*)\s/.exec(line);
     if (m) out.push({ name: m[1], type: m[2], address: BigInt('0x' + m[3]), offset: Number('0x' + m[4]), size: Number('0x' + m[5]), flags: m[6] });
@@ -375,6 +382,39 @@ test('analyze_function, get_call_graph and find_code_for_string on zlib\'s enoug
   assert.ok(found.operations_used <= found.operation_budget);
 });
 
+test('a PE image made by lld-link: its thunks, entry and bytes', async () => {
+  const exe = path.join(FIXTURES, 'pe_sample.exe');
+  const r = await ok(client, 'open_binary', { path: exe });
+  assert.deepEqual([r.format, r.architecture, r.sha256], ['pe', 'x86_64', sha256(exe)]);
+  const procedures = await everyPage(client, 'list_procedures', {}, 100);
+  // llvm-readobj names the imports; each has a thunk procedure of its name.
+  const imports = sh('llvm-readobj-14', ['--coff-imports', exe]).split('\n').map((l) => /^\s*Symbol: (\S+) \(\d+\)$/.exec(l)).filter(Boolean).map((m) => m[1]);
+  assert.equal(imports.length, 4);
+  for (const name of imports) {
+    const p = procedures.find((x) => x.value === name);
+    assert.ok(p, `a thunk named ${name}`);
+    assert.equal(p.procedure.thunk, true);
+  }
+  const base = BigInt('0x' + /ImageBase: 0x([0-9A-Fa-f]+)/.exec(sh('llvm-readobj-14', ['--file-headers', exe]))[1]);
+  const entry = BigInt('0x' + /AddressOfEntryPoint: 0x([0-9A-Fa-f]+)/.exec(sh('llvm-readobj-14', ['--file-headers', exe]))[1]);
+  assert.equal(await ok(client, 'address_name', { address: toHex(base + entry) }), 'entry');
+  const file = fs.readFileSync(exe);
+  for (const s of sections(exe)) {
+    if (s.size === 0) continue;
+    const address = toHex(s.address);
+    const where = await ok(client, 'address_to_file_offset', { address });
+    assert.equal(where.file_offset, s.offset, s.name);
+    const bytes = await ok(client, 'read_bytes', { address, length: 32 });
+    assert.equal(bytes.bytes_hex, file.subarray(s.offset, s.offset + bytes.returned_bytes).toString('hex'), s.name);
+  }
+  const segments = await ok(client, 'list_segments');
+  assert.ok(segments.some((g) => g.name === '.text' && g.executable));
+  const wide = await ok(client, 'search_strings', { pattern: 'wide string for strings' });
+  assert.equal(wide.total, 1);
+  const listed = await ok(client, 'list_strings', { address: wide.items[0].address });
+  assert.equal(listed.items[0].string.encoding, 'UTF-16LE');
+});
+
 test('every answer has an evidence record at its evidence_uri', async () => {
   await ok(client, 'open_binary', { path: ENOUGH });
   const r = await call(client, 'list_procedures', { limit: 2 });
@@ -394,7 +434,7 @@ test('every answer has an evidence record at its evidence_uri', async () => {
 test('a malformed or truncated binary gets a clear error and the server keeps serving', async () => {
   const notElf = path.join(scratch, 'script.sh');
   fs.writeFileSync(notElf, '#!/bin/sh\necho hi\n');
-  await refused(client, 'open_binary', { path: notElf }, /script\.sh is not an ELF file \(it starts with 23 21 2f 62\)/);
+  await refused(client, 'open_binary', { path: notElf }, /script\.sh is neither an ELF nor a PE file \(it starts with 23 21 2f 62\)/);
   const half = path.join(scratch, 'ls-half');
   const whole = fs.readFileSync(LS);
   fs.writeFileSync(half, whole.subarray(0, whole.length >> 1));

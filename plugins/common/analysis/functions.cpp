@@ -23,6 +23,15 @@ bool is_plain_code(const image& img, uint64_t address) {
   return s != nullptr && !s->import_stubs;
 }
 
+// `address` starts its section or follows alignment padding (int3 or nop), as a stub does.
+bool after_padding(const image& img, uint64_t address) {
+  const section* s = img.section_at(address);
+  if (s == nullptr) return false;
+  if (address == s->address) return true;
+  const auto before = img.file_bytes(address - 1, 1);
+  return !before.empty() && (before[0] == 0xcc || before[0] == 0x90);
+}
+
 // endbr64 / endbr32, which CET-enabled code puts before the first real instruction.
 bool starts_with_endbr(std::span<const uint8_t> b) {
   return b.size() >= 4 && b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && (b[3] == 0xfa || b[3] == 0xfb);
@@ -183,6 +192,18 @@ function_table function_table::discover(const image& img, std::span<const disasm
   };
   if (mode) {
     for (const disasm::code_reference& r : references) {
+      // An import thunk nothing calls (lld-link makes one per import): jmp [slot] on its own,
+      // after padding, outside any stated function (a leaf function's tail jump through a slot
+      // follows code, not padding).
+      if (r.kind == disasm::reference_kind::indirect_jump && img.import_at(r.to) != nullptr && is_plain_code(img, r.from) &&
+          !inside_stated(r.from) && after_padding(img, r.from)) {
+        d.at(r.from, from_import_stub);
+      }
+      // A callback: its address is loaded (lea, an immediate) and it sits where functions start.
+      if (r.kind == disasm::reference_kind::address && is_plain_code(img, r.to) && !inside_stated(r.to) &&
+          after_padding(img, r.to)) {
+        d.at(r.to, from_pointer);
+      }
       if (r.kind != disasm::reference_kind::call || !is_plain_code(img, r.to)) continue;
       // `call $+5; pop reg` reads the program counter (i386 PIC): no function starts there.
       if (r.to == r.from + 5 || inside_stated(r.to)) continue;
@@ -211,13 +232,18 @@ function_table function_table::discover(const image& img, std::span<const disasm
   t.finish(img);
 
   // A direct jmp out of a function is a tail call (frame_dummy's jmp to register_tm_clones):
-  // its target starts a function unless it lies inside one whose extent the file states.
+  // its target starts a function unless it lies inside one whose extent the file states. So is
+  // a jmp to the very next instruction (a function that is only a tail call to the one laid out
+  // after it), which no compiler emits inside a function.
   std::set<uint64_t> tail_targets;
   if (mode) {
     for (const disasm::code_reference& r : references) {
       if (r.kind != disasm::reference_kind::jump || !is_plain_code(img, r.to) || inside_stated(r.to)) continue;
       const function* source = t.containing(r.from);
-      if (source == nullptr || source->contains(r.to) || t.starting(r.to) != nullptr) continue;
+      if (source == nullptr || t.starting(r.to) != nullptr) continue;
+      const auto opcode = img.file_bytes(r.from, 1);
+      const bool to_next = !opcode.empty() && ((opcode[0] == 0xe9 && r.to == r.from + 5) || (opcode[0] == 0xeb && r.to == r.from + 2));
+      if (source->contains(r.to) && !to_next) continue;
       const function* target = t.containing(r.to);
       if (target != nullptr && target->end_known) continue;
       tail_targets.insert(r.to);

@@ -2,7 +2,8 @@
 //
 // Starts come from the symbol table, the entry point (and the main() the entry code hands to
 // libc), what the loader calls (DT_INIT, init arrays), the targets of direct calls and of
-// jumps that leave a function (tail calls), the exception tables, and the import stubs (PLT
+// jumps that leave a function (tail calls), code whose address is taken where a function would
+// start (after padding), the exception tables, and the import stubs (PLT
 // entries, import thunks), which take their import's name the way Ghidra and objdump name them.
 // A function nothing names is FUN_<address>, like Ghidra's. Ends come from symbol sizes, then
 // exception-table extents, then the next function or the end of the section.
@@ -33,6 +34,7 @@ enum function_source : uint32_t {
   from_user = 1u << 6,  // the person said so (eleven's set_code_type procedure)
   from_loader = 1u << 7,     // DT_INIT, DT_FINI, init/fini arrays, TLS callbacks
   from_tail_jump = 1u << 8,  // a direct jmp leaves another function for it
+  from_pointer = 1u << 9,    // code takes its address (a callback) and it follows alignment padding
 };
 
 struct function {

@@ -24,6 +24,9 @@
 namespace toolhost::elf {
 class elf_file;
 }
+namespace toolhost::pe {
+class image;
+}
 
 namespace toolhost::analysis {
 
@@ -165,5 +168,11 @@ image image_from_elf(std::shared_ptr<const elf::elf_file> file);
 // What a cut-short ELF file is missing ("its section headers end at byte N, past the end of the
 // file (M bytes)"), or nullopt when everything its headers point at is in the file.
 std::optional<std::string> elf_truncation(const elf::elf_file& file);
+
+// The analysis's view of a PE file (its exports, imports, .pdata and TLS callbacks included), at
+// the image's preferred base.
+image image_from_pe(std::shared_ptr<const pe::image> file);
+// What a cut-short PE file is missing, like elf_truncation.
+std::optional<std::string> pe_truncation(const pe::image& file);
 
 }  // namespace toolhost::analysis
