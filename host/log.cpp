@@ -35,4 +35,40 @@ void write(level lvl, std::string_view component, std::string_view message) {
   }
 }
 
+repeated::repeated(level lvl, std::string component, std::chrono::steady_clock::duration interval)
+    : level_(lvl), component_(std::move(component)), interval_(interval) {}
+
+void repeated::note(std::string_view what) {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(mutex_);
+  ++total_;
+  latest_.assign(what);
+  ++pending_;
+  if (last_line_ == std::chrono::steady_clock::time_point{} || now - last_line_ >= interval_) report_locked(now);
+}
+
+void repeated::flush() {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(mutex_);
+  if (pending_ != 0 && now - last_line_ >= interval_) report_locked(now);
+}
+
+uint64_t repeated::total() const {
+  std::lock_guard lock(mutex_);
+  return total_;
+}
+
+void repeated::report_locked(std::chrono::steady_clock::time_point now) {
+  const bool first = last_line_ == std::chrono::steady_clock::time_point{};
+  std::string line = latest_;
+  if (!first || pending_ > 1) {
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(interval_).count();
+    line += " (" + std::to_string(pending_) + (pending_ == 1 ? " time" : " times") + " in the last " +
+            std::to_string(seconds) + " s; " + std::to_string(total_) + " in all)";
+  }
+  write(level_, component_, line);
+  last_line_ = now;
+  pending_ = 0;
+}
+
 }  // namespace toolhost::log

@@ -2,6 +2,10 @@
 // protocol on stdio).
 #pragma once
 
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
 #include <string_view>
 
 namespace toolhost::log {
@@ -20,5 +24,33 @@ inline void debug(std::string_view component, std::string_view message) { write(
 inline void info(std::string_view component, std::string_view message) { write(level::info, component, message); }
 inline void warning(std::string_view component, std::string_view message) { write(level::warning, component, message); }
 inline void error(std::string_view component, std::string_view message) { write(level::error, component, message); }
+
+// An event that can repeat thousands of times a second (a refused connection, an evicted
+// session): the first is logged at once, later ones are counted, and at most one line per
+// `interval` reports how many there were, so a flood cannot grow the log per request.
+// [any-thread]
+class repeated {
+ public:
+  repeated(level lvl, std::string component, std::chrono::steady_clock::duration interval);
+  // One occurrence; `what` describes it ("refused a connection: ..."), and the summary line
+  // repeats the latest `what` with the count.
+  void note(std::string_view what);
+  // Logs the summary of what was counted when the interval has passed (call it now and then,
+  // so that the last of a burst is reported too).
+  void flush();
+  uint64_t total() const;
+
+ private:
+  void report_locked(std::chrono::steady_clock::time_point now);
+
+  const level level_;
+  const std::string component_;
+  const std::chrono::steady_clock::duration interval_;
+  mutable std::mutex mutex_;
+  std::chrono::steady_clock::time_point last_line_{};
+  std::string latest_;
+  uint64_t pending_ = 0;  // counted since the last line
+  uint64_t total_ = 0;
+};
 
 }  // namespace toolhost::log

@@ -8,7 +8,7 @@
 
 #include "host/log.hpp"
 #include "host/mcp/session.hpp"
-#include "host/policy/permissions.hpp"
+#include "host/policy/approval.hpp"
 
 namespace toolhost::mcp {
 namespace {
@@ -46,25 +46,18 @@ bool confirm_whole_file(const toolhost_call_t* raw, const char* what) {
   server& srv = c.owner().srv();
   if (!srv.settings().privacy.ask_before_whole_file) return true;
   const std::string name = what != nullptr ? what : "a file";
-  const std::string params =
-      cat(R"({"mode":"form","message":)",
-                   sdk::quote(cat("Send the whole of ", name, " to the agent (", c.call().name, ")?")),
-                   R"(,"requestedSchema":)", policy::approval_schema("Send a whole file"), "}");
+  const std::string params = policy::approval_request(cat("Send the whole of ", name, " to the agent (", c.call().name, ")?"),
+                                                      policy::approval_schema("Send a whole file"));
   std::string answer;
-  if (c.owner().client_request(c.call(), "elicitation/create", params, 0, answer) != TOOLHOST_OK) {
+  const int32_t status = c.owner().client_request(c.call(), "elicitation/create", params, 0, answer);
+  if (status == TOOLHOST_ERR_UNSUPPORTED) {
     log::info("privacy", cat("refused to send the whole of ", name, " from ", c.call().name,
-                                      ": the client cannot ask the user"));
+                             ": the client cannot ask the user"));
     return false;
   }
-  auto doc = sdk::parse_json(answer);
-  bool approved = false;
-  if (doc && sdk::string_member(*doc, "action").value_or("") == "accept") {
-    const rapidjson::Value* content = sdk::member(*doc, "content");
-    const rapidjson::Value* approve = content != nullptr ? sdk::member(*content, "approve") : nullptr;
-    approved = approve != nullptr && approve->IsBool() && approve->GetBool();
-  }
-  log::info("privacy", cat(approved ? "user allowed" : "user refused", " sending the whole of ", name,
-                                    " from ", c.call().name));
+  const bool approved = policy::read_approval(status == TOOLHOST_OK, answer).approved;
+  log::info("privacy", cat(approved ? "user allowed" : "user refused", " sending the whole of ", name, " from ",
+                           c.call().name));
   return approved;
 }
 

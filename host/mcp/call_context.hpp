@@ -9,9 +9,9 @@
 
 #include <toolhost/plugin.h>
 
-namespace toolhost::mcp {
+#include "host/mcp/session.hpp"
 
-class session;
+namespace toolhost::mcp {
 
 // One tool call (or read, render, completion) in flight.
 struct call_state {
@@ -19,6 +19,7 @@ struct call_state {
   std::string name;            // tool, prompt or resource it runs
   std::string progress_token;  // JSON text, empty when the client asked for no progress
   std::string meta_json = "{}";
+  request_ptr request;         // its id and where everything related to it goes
   std::atomic<bool> cancelled{false};
 
   // Marks the call cancelled and runs the plugin's cancel handler once.

@@ -17,7 +17,8 @@
 namespace toolhost::mcp {
 
 server::server(const config::config& cfg, const config::server& settings, plugins::loader& loader)
-    : global_(cfg), settings_(settings), loader_(loader), registry_(settings.name), home_(policy::home_folder()) {}
+    : global_(cfg), settings_(settings), loader_(loader), registry_(settings.name), home_(policy::home_folder()),
+      catalog_(registry_, cfg.page_size) {}
 
 server::~server() {
   if (loader_thread_.joinable()) loader_thread_.join();
@@ -88,49 +89,6 @@ std::string server::instructions() const {
   return text;
 }
 
-std::vector<std::pair<std::string, std::string>> server::provided_tool_listings_named() {
-  std::vector<std::pair<std::string, std::string>> out;
-  std::unordered_map<std::string, provided_tool> seen;
-  for (const auto& p : registry_.providers()) {
-    if (p.desc.list_tools == nullptr) continue;
-    sdk::string_writer text;
-    p.desc.list_tools(p.desc.user_data, text.raw());
-    auto doc = sdk::parse_json(text.text());
-    if (!doc || !doc->IsArray()) {
-      ::toolhost::log::warning("server", cat("plugin '", p.owner, "' listed tools that are not a JSON array; ignored"));
-      continue;
-    }
-    for (auto& item : doc->GetArray()) {
-      const std::string name(sdk::string_member(item, "name").value_or(""));
-      if (!plugins::valid_tool_name(name) || registry_.find_tool(name) != nullptr || seen.count(name) != 0) continue;
-      std::string kind(sdk::string_member(item, "x-toolhost-permission").value_or(plugins::kRunKind));
-      if (item.IsObject()) item.RemoveMember("x-toolhost-permission");
-      seen[name] = provided_tool{&p, kind};
-      out.emplace_back(name, sdk::to_json(item));
-    }
-  }
-  std::lock_guard lock(provided_mutex_);
-  provided_ = std::move(seen);
-  provided_valid_ = true;
-  return out;
-}
-
-std::optional<provided_tool> server::find_provided_tool(std::string_view name) {
-  {
-    std::lock_guard lock(provided_mutex_);
-    if (provided_valid_) {
-      auto it = provided_.find(std::string(name));
-      if (it != provided_.end()) return it->second;
-    }
-  }
-  // Not known yet (or the list changed): ask the providers again.
-  provided_tool_listings_named();
-  std::lock_guard lock(provided_mutex_);
-  auto it = provided_.find(std::string(name));
-  if (it == provided_.end()) return std::nullopt;
-  return it->second;
-}
-
 void server::attach(session* s) {
   std::lock_guard lock(sessions_mutex_);
   sessions_.push_back(s);
@@ -154,10 +112,7 @@ void server::for_each_session(F&& fn) {
 }
 
 void server::list_changed(std::string_view plugin, uint32_t lists) {
-  if ((lists & TOOLHOST_LIST_TOOLS) != 0) {
-    std::lock_guard lock(provided_mutex_);
-    provided_valid_ = false;
-  }
+  if ((lists & TOOLHOST_LIST_TOOLS) != 0) catalog_.tools_changed();
   ::toolhost::log::debug("server", cat("plugin '", plugin, "' changed its lists (", lists, ")"));
   const std::pair<uint32_t, const char*> kinds[] = {{TOOLHOST_LIST_TOOLS, "notifications/tools/list_changed"},
                                                      {TOOLHOST_LIST_RESOURCES, "notifications/resources/list_changed"},

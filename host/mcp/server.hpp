@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "host/config/config.hpp"
+#include "host/mcp/catalog.hpp"
 #include "host/mcp/worker_pool.hpp"
 #include "host/plugins/instance.hpp"
 #include "host/plugins/loader.hpp"
@@ -24,12 +25,6 @@
 namespace toolhost::mcp {
 
 class session;
-
-// A tool a provider serves, as the host remembers it between a list and a call.
-struct provided_tool {
-  const plugins::provider* provider = nullptr;
-  std::string permission_kind;
-};
 
 class server final : public plugins::host_events {
  public:
@@ -54,6 +49,8 @@ class server final : public plugins::host_events {
   const config::server& settings() const { return settings_; }
   const std::string& name() const { return settings_.name; }
   plugins::registry& registry() { return registry_; }
+  // Which plugin serves each name, and the lists clients page through.
+  mcp::catalog& catalog() { return catalog_; }
   const std::vector<std::unique_ptr<plugins::instance>>& instances() const { return instances_; }
   worker_pool& workers() { return workers_; }
   const std::string& home() const { return home_; }
@@ -63,11 +60,6 @@ class server final : public plugins::host_events {
 
   // Server instructions: what the plugins registered plus what providers offer now.
   std::string instructions() const;
-
-  // Providers' tools: JSON arrays merged after the static tools, with the permission kind
-  // remembered for calls. Called for tools/list; find_provided_tool refreshes when needed.
-  std::vector<std::pair<std::string, std::string>> provided_tool_listings_named();  // name, listing
-  std::optional<provided_tool> find_provided_tool(std::string_view name);
 
   void attach(session* s);
   void detach(session* s);
@@ -97,9 +89,7 @@ class server final : public plugins::host_events {
   std::mutex sessions_mutex_;
   std::vector<session*> sessions_;
 
-  std::mutex provided_mutex_;
-  bool provided_valid_ = false;
-  std::unordered_map<std::string, provided_tool> provided_;
+  mcp::catalog catalog_;
 
   worker_pool workers_;
   bool shut_down_ = false;

@@ -1,27 +1,20 @@
 #include "host/mcp/session.hpp"
 
 #include <toolhost/sdk/strings.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
-#include <cstring>
+#include <thread>
 
-#include <absl/strings/escaping.h>
-#include <absl/strings/numbers.h>
-#include <absl/strings/str_cat.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
+#include <rapidjson/error/en.h>
 
 #include <toolhost/sdk/json.hpp>
-#include <toolhost/sdk/result.hpp>
-#include <toolhost/sdk/writer.hpp>
 
 #include "host/log.hpp"
 #include "host/mcp/call_context.hpp"
 #include "host/mcp/jsonrpc.hpp"
-#include "host/mcp/pagination.hpp"
-#include "host/mcp/uri_template.hpp"
-#include "host/policy/permissions.hpp"
+#include "host/mcp/session_params.hpp"
 #include "host/policy/privacy.hpp"
 
 namespace toolhost::mcp {
@@ -47,24 +40,10 @@ bool version_supported(std::string_view v) {
   return std::any_of(std::begin(kSupportedVersions), std::end(kSupportedVersions), [v](const char* s) { return v == s; });
 }
 
-const rapidjson::Value* object_param(const rapidjson::Value* params, std::string_view name) {
-  const rapidjson::Value* v = params != nullptr ? sdk::member(*params, name) : nullptr;
-  return v != nullptr && v->IsObject() ? v : nullptr;
-}
-
-std::string string_param(const rapidjson::Value* params, std::string_view name) {
-  return params != nullptr ? std::string(sdk::string_member(*params, name).value_or("")) : std::string();
-}
-
-// {"name": NAME, ...} -> NAME, for cursors over listings.
-std::string listing_key(const std::string& listing, const char* key) {
-  auto doc = sdk::parse_json(listing);
-  return doc ? std::string(sdk::string_member(*doc, key).value_or("")) : std::string();
-}
-
 }  // namespace
 
-struct session::batch {
+// The answers of a 2025-03-26 batch, sent together once the last request of it is answered.
+struct batch {
   std::mutex mutex;
   std::vector<std::string> responses;
   size_t remaining = 0;
@@ -79,15 +58,32 @@ struct session::pending_request {
   std::string payload;  // the result, or the error object
 };
 
-std::shared_ptr<session> session::create(server& srv, sink send) {
-  std::shared_ptr<session> s(new session(srv, std::move(send)));
+const std::map<std::string, session::method, std::less<>>& session::methods() {
+  static const std::map<std::string, method, std::less<>> table = {
+      {"initialize", {&session::initialize, false}},
+      {"ping", {&session::ping, false}},
+      {"tools/list", {&session::tools_list, true}},
+      {"tools/call", {&session::tools_call, true}},
+      {"resources/list", {&session::resources_list, true}},
+      {"resources/templates/list", {&session::resource_templates_list, true}},
+      {"resources/read", {&session::resources_read, true}},
+      {"resources/subscribe", {&session::resources_subscribe, true}},
+      {"resources/unsubscribe", {&session::resources_unsubscribe, true}},
+      {"prompts/list", {&session::prompts_list, true}},
+      {"prompts/get", {&session::prompts_get, true}},
+      {"completion/complete", {&session::complete, true}},
+      {"logging/setLevel", {&session::set_log_level, true}},
+  };
+  return table;
+}
+
+std::shared_ptr<session> session::create(server& srv, sink notifications) {
+  std::shared_ptr<session> s(new session(srv, std::move(notifications)));
   srv.attach(s.get());
   return s;
 }
 
-session::session(server& srv, sink send) : server_(srv), sink_(std::move(send)) {
-  client_capabilities_.SetObject();
-}
+session::session(server& srv, sink notifications) : server_(srv), notifications_(std::move(notifications)) {}
 
 session::~session() { server_.detach(this); }
 
@@ -97,8 +93,13 @@ std::string session::protocol_version() const {
 }
 
 bool session::client_can(std::string_view capability) const {
-  std::lock_guard lock(mutex_);
-  return sdk::member(client_capabilities_, capability) != nullptr;
+  std::string text;
+  {
+    std::lock_guard lock(mutex_);
+    text = client_capabilities_text_;
+  }
+  auto doc = sdk::parse_json(text);
+  return doc && doc->IsObject() && sdk::member(*doc, capability) != nullptr;
 }
 
 std::string session::client_capabilities_json() const {
@@ -106,40 +107,40 @@ std::string session::client_capabilities_json() const {
   return client_capabilities_text_;
 }
 
-void session::send(outgoing message) {
+void session::send(const sink& to, outgoing message) {
   if (closed_) return;
-  sink_(std::move(message));
+  to(std::move(message));
 }
 
 // ---- Incoming messages ----------------------------------------------------------------------
 
-handled session::handle(std::string_view text) {
+handled session::handle(std::string_view text, const sink& reply) {
   handled out;
   rapidjson::Document doc;
   doc.Parse(text.data(), text.size());
   if (doc.HasParseError()) {
     out.parse_error = true;
-    send({jsonrpc::error_message("null", jsonrpc::kParseError,
-                                 cat("Parse error: ", rapidjson::GetParseError_En(doc.GetParseError()),
-                                              " at offset ", doc.GetErrorOffset())),
-          "", false});
+    send(reply, {jsonrpc::error_message("null", jsonrpc::kParseError,
+                                        cat("Parse error: ", rapidjson::GetParseError_En(doc.GetParseError()),
+                                            " at offset ", doc.GetErrorOffset())),
+                 "", false});
     return out;
   }
   if (!doc.IsArray()) {
-    handle_one(doc, nullptr, out);
+    handle_one(doc, reply, nullptr, out);
     return out;
   }
   // Batches exist only in 2025-03-26; every other version sends one message at a time.
   if (protocol_version() != "2025-03-26" || doc.Empty()) {
-    send({jsonrpc::error_message("null", jsonrpc::kInvalidRequest,
-                                 doc.Empty() ? "Invalid Request: empty batch"
-                                             : cat("Invalid Request: batches are not part of MCP ",
-                                                            protocol_version(), "; send one message at a time")),
-          "", false});
+    send(reply, {jsonrpc::error_message("null", jsonrpc::kInvalidRequest,
+                                        doc.Empty() ? "Invalid Request: empty batch"
+                                                    : cat("Invalid Request: batches are not part of MCP ",
+                                                          protocol_version(), "; send one message at a time")),
+                 "", false});
     return out;
   }
   auto b = std::make_shared<batch>();
-  for (const auto& item : doc.GetArray()) handle_one(item, b, out);
+  for (const auto& item : doc.GetArray()) handle_one(item, reply, b, out);
   std::string combined;
   {
     std::lock_guard lock(b->mutex);
@@ -147,145 +148,77 @@ handled session::handle(std::string_view text) {
     if (b->remaining != 0 || b->responses.empty()) return out;
     combined = jsonrpc::join_batch(b->responses);
   }
-  send({std::move(combined), "", false});
+  send(reply, {std::move(combined), "", false});
   return out;
 }
 
-void session::handle_one(const rapidjson::Value& message, const std::shared_ptr<batch>& b, handled& out) {
+void session::handle_one(const rapidjson::Value& message, const sink& reply, const std::shared_ptr<batch>& b,
+                         handled& out) {
+  auto request = std::make_shared<request_context>();
+  request->id = "null";
+  request->reply = reply;
+  request->batch = b;
   if (!message.IsObject()) {
-    respond_error("null", jsonrpc::kInvalidRequest, "Invalid Request: a message must be a JSON object", b);
+    respond_error(request, jsonrpc::kInvalidRequest, "Invalid Request: a message must be a JSON object");
     return;
   }
   const rapidjson::Value* id = sdk::member(message, "id");
   const bool id_ok = id != nullptr && (id->IsString() || id->IsInt64() || id->IsUint64());
-  const std::string id_text = id_ok ? sdk::to_json(*id) : "null";
+  if (id_ok) request->id = sdk::to_json(*id);
   const auto version = sdk::string_member(message, "jsonrpc");
   if (!version || *version != "2.0") {
-    respond_error(id_text, jsonrpc::kInvalidRequest, "Invalid Request: \"jsonrpc\" must be \"2.0\"", b);
+    respond_error(request, jsonrpc::kInvalidRequest, "Invalid Request: \"jsonrpc\" must be \"2.0\"");
     return;
   }
-  const rapidjson::Value* method = sdk::member(message, "method");
-  if (method == nullptr) {
+  const rapidjson::Value* name = sdk::member(message, "method");
+  if (name == nullptr) {
     if (id != nullptr && (sdk::member(message, "result") != nullptr || sdk::member(message, "error") != nullptr)) {
       handle_response(message);
       return;
     }
-    respond_error(id_text, jsonrpc::kInvalidRequest, "Invalid Request: no \"method\"", b);
+    respond_error(request, jsonrpc::kInvalidRequest, "Invalid Request: no \"method\"");
     return;
   }
-  if (!method->IsString()) {
-    respond_error(id_text, jsonrpc::kInvalidRequest, "Invalid Request: \"method\" must be a string", b);
+  if (!name->IsString()) {
+    respond_error(request, jsonrpc::kInvalidRequest, "Invalid Request: \"method\" must be a string");
     return;
   }
   const rapidjson::Value* params = sdk::member(message, "params");
   if (params != nullptr && !params->IsObject()) {
-    if (id_ok) respond_error(id_text, jsonrpc::kInvalidParams, "Invalid params: \"params\" must be an object", b);
+    if (id_ok) respond_error(request, jsonrpc::kInvalidParams, "Invalid params: \"params\" must be an object");
     return;
   }
-  const std::string name(sdk::as_view(*method));
+  const std::string method_name(sdk::as_view(*name));
   if (id == nullptr) {
-    handle_notification(name, params);
+    handle_notification(method_name, params);
     return;
   }
   if (!id_ok) {
-    respond_error("null", jsonrpc::kInvalidRequest, "Invalid Request: \"id\" must be a string or an integer", b);
+    respond_error(request, jsonrpc::kInvalidRequest, "Invalid Request: \"id\" must be a string or an integer");
     return;
   }
   if (b) {
     std::lock_guard lock(b->mutex);
     ++b->remaining;
   }
-  out.requests.push_back(id_text);
-  out.is_initialize = out.is_initialize || name == "initialize";
-  handle_request(id_text, name, params, b);
-}
-
-void session::handle_request(const std::string& id, const std::string& method, const rapidjson::Value* params,
-                             const std::shared_ptr<batch>& b) {
-  if (method == "initialize") {
-    if (initialized_) {
-      respond_error(id, jsonrpc::kInvalidRequest, "Invalid Request: the session is already initialized", b);
-      return;
-    }
-    const std::string requested = string_param(params, "protocolVersion");
-    if (requested.empty()) {
-      respond_error(id, jsonrpc::kInvalidParams, "Invalid params: \"protocolVersion\" is required", b);
-      return;
-    }
-    respond(id, initialize(params), b);
-    return;
+  out.requests.push_back(request->id);
+  out.is_initialize = out.is_initialize || method_name == "initialize";
+  const auto it = methods().find(method_name);
+  if (it == methods().end()) {
+    return respond_error(request, jsonrpc::kMethodNotFound, cat("Method not found: ", method_name));
   }
-  if (method == "ping") {
-    respond(id, "{}", b);
-    return;
+  if (it->second.needs_initialize && !initialized_) {
+    return respond_error(request, jsonrpc::kInvalidRequest, cat("Invalid Request: send initialize before ", method_name));
   }
-  if (!initialized_) {
-    respond_error(id, jsonrpc::kInvalidRequest,
-                  cat("Invalid Request: send initialize before ", method), b);
-    return;
-  }
-  if (method == "tools/list") return tools_list(id, params, b);
-  if (method == "tools/call") return tools_call(id, params, b);
-  if (method == "resources/list") return resources_list(id, params, false, b);
-  if (method == "resources/templates/list") return resources_list(id, params, true, b);
-  if (method == "resources/read") return resources_read(id, params, b);
-  if (method == "prompts/list") return prompts_list(id, params, b);
-  if (method == "prompts/get") return prompts_get(id, params, b);
-  if (method == "completion/complete") return complete(id, params, b);
-  if (method == "logging/setLevel") {
-    const int level = level_index(string_param(params, "level"));
-    if (level < 0) {
-      respond_error(id, jsonrpc::kInvalidParams,
-                    "Invalid params: \"level\" must be one of debug, info, notice, warning, error, critical, alert, "
-                    "emergency",
-                    b);
-      return;
-    }
-    {
-      std::lock_guard lock(mutex_);
-      log_level_ = level;
-    }
-    respond(id, "{}", b);
-    return;
-  }
-  if (method == "resources/subscribe" || method == "resources/unsubscribe") {
-    const std::string uri = string_param(params, "uri");
-    if (uri.empty()) {
-      respond_error(id, jsonrpc::kInvalidParams, "Invalid params: \"uri\" is required", b);
-      return;
-    }
-    {
-      std::lock_guard lock(mutex_);
-      if (method == "resources/subscribe") {
-        subscriptions_.insert(uri);
-      } else {
-        subscriptions_.erase(uri);
-      }
-    }
-    respond(id, "{}", b);
-    return;
-  }
-  respond_error(id, jsonrpc::kMethodNotFound, cat("Method not found: ", method), b);
+  (this->*it->second.run)(request, params);
 }
 
 void session::handle_notification(const std::string& method, const rapidjson::Value* params) {
-  if (method == "notifications/initialized") return;
   if (method == "notifications/cancelled") {
     const rapidjson::Value* id = params != nullptr ? sdk::member(*params, "requestId") : nullptr;
-    if (id == nullptr) return;
-    std::shared_ptr<call_state> call;
-    {
-      std::lock_guard lock(mutex_);
-      auto it = calls_.find(sdk::to_json(*id));
-      if (it != calls_.end()) call = it->second;
-    }
-    if (call) {
-      log::debug("session", cat("client cancelled ", call->name, " (request ", call->id, ")"));
-      call->cancel();
-    }
-    return;
+    if (id != nullptr) cancel_request(sdk::to_json(*id), "client cancelled");
   }
-  // Other notifications (roots/list_changed, progress...) need nothing from this host.
+  // Others (initialized, roots/list_changed, progress...) need nothing from this host.
 }
 
 void session::handle_response(const rapidjson::Value& message) {
@@ -312,47 +245,71 @@ void session::handle_response(const rapidjson::Value& message) {
 
 // ---- Answers --------------------------------------------------------------------------------
 
-void session::respond(const std::string& id, const std::string& result_json, const std::shared_ptr<batch>& b) {
-  std::string message = jsonrpc::result_message(id, result_json);
-  if (!b) {
-    send({std::move(message), id, true});
-    return;
-  }
+void session::respond(const request_ptr& request, const std::string& result_json) {
+  std::string message = jsonrpc::result_message(request->id, result_json);
+  if (!request->batch) return send(request->reply, {std::move(message), request->id, true});
   std::string combined;
   {
-    std::lock_guard lock(b->mutex);
-    b->responses.push_back(std::move(message));
-    if (--b->remaining != 0 || !b->sealed) return;
-    combined = jsonrpc::join_batch(b->responses);
+    std::lock_guard lock(request->batch->mutex);
+    request->batch->responses.push_back(std::move(message));
+    if (--request->batch->remaining != 0 || !request->batch->sealed) return;
+    combined = jsonrpc::join_batch(request->batch->responses);
   }
-  send({std::move(combined), "", false});
+  send(request->reply, {std::move(combined), "", false});
 }
 
-void session::respond_error(const std::string& id, int code, std::string_view message,
-                            const std::shared_ptr<batch>& b, std::string_view data_json) {
-  std::string text = jsonrpc::error_message(id, code, message, data_json);
-  if (!b) {
-    send({std::move(text), id == "null" ? "" : id, id != "null"});
-    return;
-  }
+void session::respond_error(const request_ptr& request, int code, std::string_view message, std::string_view data_json) {
+  std::string text = jsonrpc::error_message(request->id, code, message, data_json);
+  const bool is_request = request->id != "null";
+  if (!request->batch) return send(request->reply, {std::move(text), is_request ? request->id : "", is_request});
   std::string combined;
   {
-    std::lock_guard lock(b->mutex);
-    b->responses.push_back(std::move(text));
-    if (id == "null") return;  // not counted: it was never a request
-    if (--b->remaining != 0 || !b->sealed) return;
-    combined = jsonrpc::join_batch(b->responses);
+    std::lock_guard lock(request->batch->mutex);
+    request->batch->responses.push_back(std::move(text));
+    if (!is_request) return;  // not counted: it was never a request
+    if (--request->batch->remaining != 0 || !request->batch->sealed) return;
+    combined = jsonrpc::join_batch(request->batch->responses);
   }
-  send({std::move(combined), "", false});
+  send(request->reply, {std::move(combined), "", false});
 }
 
-void session::run_async(const std::string& id, const std::shared_ptr<batch>& b, std::function<void()> work) {
+void session::run_async(const request_ptr& request, std::function<void()> work) {
+  if (in_flight_.fetch_add(1) >= limits_.max_in_flight) {
+    --in_flight_;
+    forget_call(request->id);
+    respond_error(request, jsonrpc::kInternalError,
+                  cat("Too many requests in flight: this session already has ", limits_.max_in_flight,
+                      " running; wait for some to finish or cancel them"));
+    return;
+  }
   auto self = shared_from_this();
   const bool queued = server_.workers().submit([self, work = std::move(work)] {
     self->server_.wait_ready();
     work();
+    --self->in_flight_;
   });
-  if (!queued) respond_error(id, jsonrpc::kInternalError, "Internal error: too many requests in flight; retry later", b);
+  if (!queued) {
+    --in_flight_;
+    forget_call(request->id);
+    respond_error(request, jsonrpc::kInternalError, "Internal error: every worker is busy; retry later");
+  }
+}
+
+void session::forget_call(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  calls_.erase(id);
+}
+
+void session::cancel_request(const std::string& id_json, std::string_view why) {
+  std::shared_ptr<call_state> call;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = calls_.find(id_json);
+    if (it != calls_.end()) call = it->second;
+  }
+  if (!call) return;
+  log::debug("session", cat(why, " ", call->name, " (request ", call->id, ")"));
+  call->cancel();
 }
 
 std::string session::filtered(std::string json) const {
@@ -367,18 +324,17 @@ std::string session::filtered(std::string json) const {
   return sdk::to_json(doc);
 }
 
-// ---- Lifecycle ------------------------------------------------------------------------------
+// ---- Lifecycle and small methods --------------------------------------------------------------
 
-std::string session::initialize(const rapidjson::Value* params) {
+void session::initialize(const request_ptr& request, const rapidjson::Value* params) {
+  if (initialized_) return respond_error(request, jsonrpc::kInvalidRequest, "Invalid Request: the session is already initialized");
   const std::string requested = string_param(params, "protocolVersion");
+  if (requested.empty()) return respond_error(request, jsonrpc::kInvalidParams, "Invalid params: \"protocolVersion\" is required");
   const std::string version = version_supported(requested) ? requested : kLatestVersion;
   {
     std::lock_guard lock(mutex_);
     version_ = version;
-    if (const rapidjson::Value* caps = object_param(params, "capabilities")) {
-      client_capabilities_.CopyFrom(*caps, client_capabilities_.GetAllocator());
-      client_capabilities_text_ = sdk::to_json(*caps);
-    }
+    if (const rapidjson::Value* caps = object_param(params, "capabilities")) client_capabilities_text_ = sdk::to_json(*caps);
   }
   initialized_ = true;
   // Instructions come from the plugins; give them a moment, but never stall the handshake on a
@@ -395,7 +351,23 @@ std::string session::initialize(const rapidjson::Value* params) {
   }
   result += '}';
   log::debug("session", cat("initialized with protocol ", version, " (client asked for ", requested, ")"));
-  return result;
+  respond(request, result);
+}
+
+void session::ping(const request_ptr& request, const rapidjson::Value*) { respond(request, "{}"); }
+
+void session::set_log_level(const request_ptr& request, const rapidjson::Value* params) {
+  const int level = level_index(string_param(params, "level"));
+  if (level < 0) {
+    return respond_error(request, jsonrpc::kInvalidParams,
+                         "Invalid params: \"level\" must be one of debug, info, notice, warning, error, critical, "
+                         "alert, emergency");
+  }
+  {
+    std::lock_guard lock(mutex_);
+    log_level_ = level;
+  }
+  respond(request, "{}");
 }
 
 void session::close(int grace_ms) {
@@ -429,7 +401,7 @@ void session::close(int grace_ms) {
 // ---- Server to client -----------------------------------------------------------------------
 
 void session::send_notification(const std::string& json) {
-  if (initialized_) send({json, "", false});
+  if (initialized_) send(notifications_, {json, "", false});
 }
 
 void session::send_log(toolhost_log_level_t level, std::string_view logger, std::string_view data_json) {
@@ -458,7 +430,7 @@ void session::send_progress(call_state& call, double progress, double total, con
   if (total >= 0) append(params, R"(,"total":)", progress_number(total));
   if (message != nullptr) append(params, R"(,"message":)", sdk::quote(message));
   params += '}';
-  send({jsonrpc::notification_message("notifications/progress", params), call.id, false});
+  send(call.request->reply, {jsonrpc::notification_message("notifications/progress", params), call.id, false});
 }
 
 int32_t session::client_request(call_state& call, std::string_view method, std::string_view params_json,
@@ -477,9 +449,9 @@ int32_t session::client_request(call_state& call, std::string_view method, std::
     id = next_request_id_++;
     pending_[id] = p;
   }
-  send({cat(R"({"jsonrpc":"2.0","id":)", id, R"(,"method":)", sdk::quote(method), R"(,"params":)",
-                     params_json, "}"),
-        call.id, false});
+  send(call.request->reply, {cat(R"({"jsonrpc":"2.0","id":)", id, R"(,"method":)", sdk::quote(method),
+                                 R"(,"params":)", params_json, "}"),
+                             call.id, false});
   const auto deadline = timeout_ms == 0 ? std::chrono::steady_clock::time_point::max()
                                         : std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   int32_t status = TOOLHOST_OK;
@@ -507,319 +479,6 @@ int32_t session::client_request(call_state& call, std::string_view method, std::
     pending_.erase(id);
   }
   return status;
-}
-
-// ---- Tools ----------------------------------------------------------------------------------
-
-void session::tools_list(const std::string& id, const rapidjson::Value* params, const std::shared_ptr<batch>& b) {
-  const std::string cursor = string_param(params, "cursor");
-  run_async(id, b, [this, id, cursor, b] {
-    std::vector<std::pair<std::string, std::string>> items;  // name, listing
-    for (const auto& t : server_.registry().tools()) items.emplace_back(t.name, t.listing);
-    for (auto& [name, listing] : server_.provided_tool_listings_named()) items.emplace_back(name, listing);
-    auto page = paginate(items, cursor, server_.global().page_size);
-    if (!page.ok()) return respond_error(id, jsonrpc::kInvalidParams, view(page.status().message()), b);
-    respond(id, page_result("tools", items, *page), b);
-  });
-}
-
-void session::tools_call(const std::string& id, const rapidjson::Value* params, const std::shared_ptr<batch>& b) {
-  const std::string name = string_param(params, "name");
-  if (name.empty()) {
-    respond_error(id, jsonrpc::kInvalidParams, "Invalid params: \"name\" (the tool to call) is required", b);
-    return;
-  }
-  const rapidjson::Value* arguments = params != nullptr ? sdk::member(*params, "arguments") : nullptr;
-  if (arguments != nullptr && !arguments->IsObject()) {
-    respond_error(id, jsonrpc::kInvalidParams, "Invalid params: \"arguments\" must be an object", b);
-    return;
-  }
-  auto call = std::make_shared<call_state>();
-  call->id = id;
-  call->name = name;
-  if (const rapidjson::Value* meta = object_param(params, "_meta")) {
-    call->meta_json = sdk::to_json(*meta);
-    if (const rapidjson::Value* token = sdk::member(*meta, "progressToken");
-        token != nullptr && (token->IsString() || token->IsNumber())) {
-      call->progress_token = sdk::to_json(*token);
-    }
-  }
-  const std::string args = arguments != nullptr ? sdk::to_json(*arguments) : "{}";
-  {
-    std::lock_guard lock(mutex_);
-    if (!calls_.emplace(id, call).second) {
-      respond_error(id, jsonrpc::kInvalidRequest, cat("Invalid Request: request id ", id, " is already in use"),
-                    b);
-      return;
-    }
-  }
-  run_async(id, b, [this, call, args, b] {
-    std::string result = [&]() -> std::string {
-      const plugins::tool* t = server_.registry().find_tool(call->name);
-      std::optional<provided_tool> provided;
-      if (t == nullptr) provided = server_.find_provided_tool(call->name);
-      if (t == nullptr && !provided) {
-        // A name nobody listed may still be one a provider hides on purpose (a proxy's deny
-        // list) and wants to explain; providers answer such names only with an error.
-        call_context context(shared_from_this(), call);
-        for (const auto& p : server_.registry().providers()) {
-          if (p.desc.call_tool == nullptr) continue;
-          sdk::string_writer out;
-          if (p.desc.call_tool(p.desc.user_data, context.raw(), call->name.c_str(), args.data(), args.size(),
-                               out.raw())) {
-            return finish_result(call, out.take());
-          }
-        }
-        return "";
-      }
-
-      const std::string kind_id = t != nullptr ? t->permission_kind : provided->permission_kind;
-      const plugins::permission_kind* kind = server_.registry().find_kind(kind_id);
-      if (kind == nullptr) kind = server_.registry().find_kind(plugins::kRunKind);
-      const uint32_t flags = t != nullptr ? t->flags : 0;
-      const bool suggestion = (flags & TOOLHOST_TOOL_SUGGESTION) != 0 ||
-                              ((flags & TOOLHOST_TOOL_REVIEWABLE) != 0 && server_.settings().review_edits);
-      call_context context(shared_from_this(), call);
-      policy::tool_request request{call->name,  server_.name(),           kind->id, kind->label,
-                                   server_.permission_of(*kind), suggestion, server_.global().path};
-      policy::decision d = policy::authorize(request, [&](const std::string& message, const std::string& schema)
-                                                          -> std::optional<policy::answer> {
-        const std::string params = cat(R"({"mode":"form","message":)", sdk::quote(message),
-                                                R"(,"requestedSchema":)", schema, "}");
-        std::string answer;
-        if (client_request(*call, "elicitation/create", params, 0, answer) != TOOLHOST_OK) {
-          if (!client_can("elicitation")) return std::nullopt;
-          return policy::answer{"cancel", false};
-        }
-        auto doc = sdk::parse_json(answer);
-        policy::answer a;
-        a.action = doc ? std::string(sdk::string_member(*doc, "action").value_or("cancel")) : "cancel";
-        const rapidjson::Value* content = doc ? sdk::member(*doc, "content") : nullptr;
-        const rapidjson::Value* approve = content != nullptr ? sdk::member(*content, "approve") : nullptr;
-        a.approved = approve != nullptr && approve->IsBool() && approve->GetBool();
-        return a;
-      });
-      if (!d.allowed) return sdk::result::error(d.message).to_json();
-      if (call->cancelled) return "{}";
-
-      sdk::string_writer out;
-      if (t != nullptr) {
-        std::unique_lock<std::mutex> serial;
-        if (t->serial) serial = std::unique_lock<std::mutex>(*t->serial);
-        if (call->cancelled) return "{}";  // cancelled while it waited for its turn
-        t->call(t->user_data, context.raw(), args.data(), args.size(), out.raw());
-      } else if (!provided->provider->desc.call_tool(provided->provider->desc.user_data, context.raw(),
-                                                     call->name.c_str(), args.data(), args.size(), out.raw())) {
-        return "";
-      }
-      return finish_result(call, out.take());
-    }();
-    {
-      std::lock_guard lock(mutex_);
-      calls_.erase(call->id);
-    }
-    if (call->cancelled) {  // the client gave up on it: nothing more is sent for this request
-      send({"", call->id, true});
-      return;
-    }
-    if (result.empty()) {
-      return respond_error(call->id, jsonrpc::kInvalidParams, cat("Unknown tool: ", call->name), b);
-    }
-    respond(call->id, result, b);
-  });
-}
-
-std::string session::finish_result(const std::shared_ptr<call_state>& call, std::string raw) {
-  rapidjson::Document doc;
-  doc.Parse(raw.c_str(), raw.size());
-  const rapidjson::Value* content = doc.HasParseError() ? nullptr : sdk::member(doc, "content");
-  if (content == nullptr || !content->IsArray()) {
-    log::warning("session", cat("tool ", call->name, " returned an invalid result: ", raw.substr(0, 200)));
-    return sdk::result::error(cat("The tool ", call->name,
-                                           " returned an invalid result (not an MCP CallToolResult); "
-                                           "this is a bug in its plugin."))
-        .to_json();
-  }
-  if (server_.settings().privacy.hide_home_in_paths && !server_.home().empty()) {
-    policy::hide_home(doc, doc.GetAllocator(), server_.home());
-  }
-  return sdk::to_json(doc);
-}
-
-// ---- Resources, prompts, completion ---------------------------------------------------------
-
-void session::resources_list(const std::string& id, const rapidjson::Value* params, bool templates,
-                             const std::shared_ptr<batch>& b) {
-  const std::string cursor = string_param(params, "cursor");
-  run_async(id, b, [this, id, cursor, templates, b] {
-    std::vector<std::pair<std::string, std::string>> items;  // uri, listing
-    for (const auto& r : server_.registry().resources()) {
-      if (r.is_template == templates) items.emplace_back(r.uri, r.listing);
-    }
-    for (const auto& p : server_.registry().providers()) {
-      auto list_fn = templates ? p.desc.list_resource_templates : p.desc.list_resources;
-      if (list_fn == nullptr) continue;
-      sdk::string_writer out;
-      list_fn(p.desc.user_data, out.raw());
-      auto doc = sdk::parse_json(out.text());
-      if (!doc || !doc->IsArray()) continue;
-      for (const auto& item : doc->GetArray()) {
-        items.emplace_back(std::string(sdk::string_member(item, templates ? "uriTemplate" : "uri").value_or("")),
-                           sdk::to_json(item));
-      }
-    }
-    auto page = paginate(items, cursor, server_.global().page_size);
-    if (!page.ok()) return respond_error(id, jsonrpc::kInvalidParams, view(page.status().message()), b);
-    respond(id, page_result(templates ? "resourceTemplates" : "resources", items, *page), b);
-  });
-}
-
-void session::resources_read(const std::string& id, const rapidjson::Value* params, const std::shared_ptr<batch>& b) {
-  const std::string uri = string_param(params, "uri");
-  if (uri.empty()) {
-    respond_error(id, jsonrpc::kInvalidParams, "Invalid params: \"uri\" is required", b);
-    return;
-  }
-  auto call = std::make_shared<call_state>();
-  call->id = id;
-  call->name = uri;
-  run_async(id, b, [this, id, uri, call, b] {
-    call_context context(shared_from_this(), call);
-    auto attempt = [&](toolhost_resource_read_fn read, void* ud) -> bool {
-      sdk::string_writer out;
-      const toolhost_status_t s = read(ud, context.raw(), uri.c_str(), out.raw());
-      if (s == TOOLHOST_ERR_NOT_FOUND) return false;
-      if (s != TOOLHOST_OK) {
-        respond_error(id, jsonrpc::kInternalError,
-                      cat("Could not read ", uri, ": ", out.text().empty() ? "the plugin failed" : out.text()),
-                      b);
-        return true;
-      }
-      respond(id, filtered(out.take()), b);
-      return true;
-    };
-    // Fixed URIs first, then templates, then providers.
-    for (const auto& r : server_.registry().resources()) {
-      if (!r.is_template && r.uri == uri && attempt(r.read, r.user_data)) return;
-    }
-    for (const auto& r : server_.registry().resources()) {
-      if (r.is_template && uri_template_matches(r.uri, uri) && attempt(r.read, r.user_data)) return;
-    }
-    for (const auto& p : server_.registry().providers()) {
-      if (p.desc.read_resource != nullptr && attempt(p.desc.read_resource, p.desc.user_data)) return;
-    }
-    respond_error(id, jsonrpc::kResourceNotFound, cat("Resource not found: ", uri), b,
-                  cat(R"({"uri":)", sdk::quote(uri), "}"));
-  });
-}
-
-void session::prompts_list(const std::string& id, const rapidjson::Value* params, const std::shared_ptr<batch>& b) {
-  const std::string cursor = string_param(params, "cursor");
-  run_async(id, b, [this, id, cursor, b] {
-    std::vector<std::pair<std::string, std::string>> items;
-    for (const auto& p : server_.registry().prompts()) items.emplace_back(p.name, p.listing);
-    for (const auto& p : server_.registry().providers()) {
-      if (p.desc.list_prompts == nullptr) continue;
-      sdk::string_writer out;
-      p.desc.list_prompts(p.desc.user_data, out.raw());
-      auto doc = sdk::parse_json(out.text());
-      if (!doc || !doc->IsArray()) continue;
-      for (const auto& item : doc->GetArray()) {
-        items.emplace_back(std::string(sdk::string_member(item, "name").value_or("")), sdk::to_json(item));
-      }
-    }
-    auto page = paginate(items, cursor, server_.global().page_size);
-    if (!page.ok()) return respond_error(id, jsonrpc::kInvalidParams, view(page.status().message()), b);
-    respond(id, page_result("prompts", items, *page), b);
-  });
-}
-
-void session::prompts_get(const std::string& id, const rapidjson::Value* params, const std::shared_ptr<batch>& b) {
-  const std::string name = string_param(params, "name");
-  if (name.empty()) {
-    respond_error(id, jsonrpc::kInvalidParams, "Invalid params: \"name\" is required", b);
-    return;
-  }
-  const rapidjson::Value* arguments = object_param(params, "arguments");
-  const std::string args = arguments != nullptr ? sdk::to_json(*arguments) : "{}";
-  auto call = std::make_shared<call_state>();
-  call->id = id;
-  call->name = name;
-  run_async(id, b, [this, id, name, args, call, b] {
-    call_context context(shared_from_this(), call);
-    sdk::string_writer out;
-    toolhost_status_t s = TOOLHOST_ERR_NOT_FOUND;
-    if (const plugins::prompt* p = server_.registry().find_prompt(name)) {
-      s = p->get(p->user_data, context.raw(), args.c_str(), out.raw());
-    } else {
-      for (const auto& pr : server_.registry().providers()) {
-        if (pr.desc.get_prompt == nullptr) continue;
-        s = pr.desc.get_prompt(pr.desc.user_data, context.raw(), name.c_str(), args.c_str(), out.raw());
-        if (s != TOOLHOST_ERR_NOT_FOUND) break;
-        out.take();
-      }
-    }
-    if (s == TOOLHOST_OK) return respond(id, filtered(out.take()), b);
-    if (s == TOOLHOST_ERR_NOT_FOUND) return respond_error(id, jsonrpc::kInvalidParams, cat("Unknown prompt: ", name), b);
-    if (s == TOOLHOST_ERR_INVALID_ARGUMENT) {
-      return respond_error(id, jsonrpc::kInvalidParams, out.text().empty() ? "Invalid prompt arguments" : out.text(), b);
-    }
-    respond_error(id, jsonrpc::kInternalError, cat("Prompt ", name, " failed: ", out.text()), b);
-  });
-}
-
-void session::complete(const std::string& id, const rapidjson::Value* params, const std::shared_ptr<batch>& b) {
-  const rapidjson::Value* ref = object_param(params, "ref");
-  const rapidjson::Value* argument = object_param(params, "argument");
-  if (ref == nullptr || argument == nullptr) {
-    respond_error(id, jsonrpc::kInvalidParams, "Invalid params: \"ref\" and \"argument\" objects are required", b);
-    return;
-  }
-  const std::string type(sdk::string_member(*ref, "type").value_or(""));
-  const std::string ref_name(sdk::string_member(*ref, type == "ref/resource" ? "uri" : "name").value_or(""));
-  const std::string arg_name(sdk::string_member(*argument, "name").value_or(""));
-  const std::string value(sdk::string_member(*argument, "value").value_or(""));
-  const rapidjson::Value* context = object_param(params, "context");
-  const rapidjson::Value* context_args = context != nullptr ? object_param(context, "arguments") : nullptr;
-  const std::string context_json = context_args != nullptr ? sdk::to_json(*context_args) : "{}";
-  const std::string ref_json = sdk::to_json(*ref);
-  run_async(id, b, [this, id, type, ref_name, arg_name, value, context_json, ref_json, b] {
-    sdk::string_writer out;
-    bool known = false;
-    if (type == "ref/prompt") {
-      if (const plugins::prompt* p = server_.registry().find_prompt(ref_name)) {
-        known = true;
-        if (p->complete != nullptr) p->complete(p->user_data, arg_name.c_str(), value.c_str(), context_json.c_str(), out.raw());
-      }
-    } else if (type == "ref/resource") {
-      for (const auto& r : server_.registry().resources()) {
-        if (r.uri != ref_name) continue;
-        known = true;
-        if (r.complete != nullptr) r.complete(r.user_data, arg_name.c_str(), value.c_str(), context_json.c_str(), out.raw());
-        break;
-      }
-    } else {
-      return respond_error(id, jsonrpc::kInvalidParams,
-                           "Invalid params: ref.type must be \"ref/prompt\" or \"ref/resource\"", b);
-    }
-    if (!known) {
-      for (const auto& p : server_.registry().providers()) {
-        if (p.desc.complete != nullptr &&
-            p.desc.complete(p.desc.user_data, ref_json.c_str(), arg_name.c_str(), value.c_str(), context_json.c_str(),
-                            out.raw())) {
-          known = true;
-          break;
-        }
-      }
-    }
-    if (!known) {
-      return respond_error(id, jsonrpc::kInvalidParams,
-                           cat("Unknown ", type == "ref/prompt" ? "prompt" : "resource", ": ", ref_name), b);
-    }
-    auto doc = sdk::parse_json(out.text());
-    if (!doc || !doc->IsObject()) return respond(id, R"({"completion":{"values":[],"hasMore":false}})", b);
-    respond(id, cat(R"({"completion":)", out.text(), "}"), b);
-  });
 }
 
 }  // namespace toolhost::mcp

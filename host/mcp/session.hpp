@@ -1,11 +1,13 @@
-// One client's MCP session with a server: JSON-RPC 2.0 framing rules, the lifecycle and
-// version negotiation, dispatch of every method, tool calls on worker threads with progress and
-// cancellation, requests to the client (elicitation, sampling) and their answers.
+// One client's MCP session with a server: a dispatcher over MCP's methods (a table from method
+// name to handler), each request handled with its own context (request_context: its id and the
+// route its answer takes). See DESIGN.md beside this file for how the pieces fit.
 //
-// Transports feed it whole messages with handle() and receive everything it sends through the
-// sink, tagged with the client request it belongs to, so that Streamable HTTP can route a
-// response and its progress to the POST that asked. JSON-RPC ids live in the session: one
-// client's ids never meet another's.
+// Transports feed it whole messages with handle(), each with the sink its answers go to: stdio
+// passes its one writer, Streamable HTTP the stream of the POST that carried the message, so a
+// response, its progress and the questions asked on its behalf travel with it, and nothing needs
+// to guess later which request a message belongs to. Messages that belong to no request (list
+// changes, resource updates, logs) go to the session's own sink. JSON-RPC ids live in the
+// session: one client's ids never meet another's.
 #pragma once
 
 #include <atomic>
@@ -32,7 +34,7 @@ inline constexpr const char* kLatestVersion = "2025-11-25";
 struct outgoing {
   std::string json;             // one JSON-RPC message (or a batch array), compact, no newline
   std::string related_request;  // JSON text of the client request id it belongs to; empty if none
-  bool final = false;           // the response that ends `related_request`
+  bool final = false;           // the answer that ends `related_request` (empty json: ended without one)
 };
 using sink = std::function<void(outgoing)>;
 
@@ -43,22 +45,47 @@ struct handled {
   std::vector<std::string> requests;  // ids (JSON text) of the requests it carried; each gets a final outgoing
 };
 
+// What one session may hold at once, so that one client cannot starve the others or grow the
+// host's memory: requests in flight (each holds a worker thread while plugin code runs), and
+// resource subscriptions (each to a resource that exists or a template can produce).
+struct session_limits {
+  size_t max_in_flight = 64;
+  size_t max_subscriptions = 256;
+  size_t max_subscription_bytes = 64 * 1024;  // their URIs together
+};
+
 struct call_state;
+struct batch;
+
+// One request's context, from dispatch to its answer.
+struct request_context {
+  std::string id;                // JSON text of the client's id ("null" for a message without one)
+  sink reply;                    // where its answer and everything related to it go
+  std::shared_ptr<struct batch> batch;  // 2025-03-26 batches: the answers gathered into one reply
+};
+using request_ptr = std::shared_ptr<const request_context>;
 
 class session : public std::enable_shared_from_this<session> {
  public:
-  static std::shared_ptr<session> create(server& srv, sink send);
+  // `notifications` receives what belongs to no request.
+  static std::shared_ptr<session> create(server& srv, sink notifications);
   ~session();
   session(const session&) = delete;
   session& operator=(const session&) = delete;
 
-  // Handles one message (or, in 2025-03-26, a batch). Never throws; never runs plugin code on
-  // the caller's thread.
-  handled handle(std::string_view text);
+  // Handles one message (or, in 2025-03-26, a batch); its answers go to `reply`. Never throws;
+  // never runs plugin code on the caller's thread.
+  handled handle(std::string_view text, const sink& reply);
 
   // Cancels what is in flight, gives running calls up to `grace_ms` to return, and detaches
   // from the server. Nothing is sent after it returns.
   void close(int grace_ms);
+
+  // Cancels the client's request `id_json` (JSON text of its id): notifications/cancelled, or a
+  // transport whose client went away without saying so. `why` starts the debug log line.
+  void cancel_request(const std::string& id_json, std::string_view why);
+  // Requests of this session running or queued on the workers.
+  size_t in_flight() const { return in_flight_.load(); }
 
   bool initialized() const { return initialized_.load(); }
   std::string protocol_version() const;
@@ -75,53 +102,71 @@ class session : public std::enable_shared_from_this<session> {
                          uint32_t timeout_ms, std::string& out);
   bool client_can(std::string_view capability) const;
   std::string client_capabilities_json() const;
-  void send(outgoing message);
 
  private:
-  struct batch;
   struct pending_request;
+  using handler = void (session::*)(const request_ptr& request, const rapidjson::Value* params);
+  struct method {
+    handler run;
+    bool needs_initialize;
+  };
+  static const std::map<std::string, method, std::less<>>& methods();
 
-  session(server& srv, sink send);
+  session(server& srv, sink notifications);
 
-  void handle_one(const rapidjson::Value& message, const std::shared_ptr<batch>& batch, handled& out);
-  void handle_request(const std::string& id, const std::string& method, const rapidjson::Value* params,
-                      const std::shared_ptr<batch>& batch);
+  // ---- Framing and dispatch (session.cpp) ----
+  void handle_one(const rapidjson::Value& message, const sink& reply, const std::shared_ptr<batch>& b, handled& out);
   void handle_notification(const std::string& method, const rapidjson::Value* params);
   void handle_response(const rapidjson::Value& message);
-
-  void respond(const std::string& id, const std::string& result_json, const std::shared_ptr<batch>& batch);
-  void respond_error(const std::string& id, int code, std::string_view message, const std::shared_ptr<batch>& batch,
-                     std::string_view data_json = {});
-  // Runs `work` on a worker thread after the server's plugins are loaded.
-  void run_async(const std::string& id, const std::shared_ptr<batch>& batch, std::function<void()> work);
-
-  std::string initialize(const rapidjson::Value* params);
-  void tools_list(const std::string& id, const rapidjson::Value* params, const std::shared_ptr<batch>& batch);
-  void tools_call(const std::string& id, const rapidjson::Value* params, const std::shared_ptr<batch>& batch);
-  void resources_list(const std::string& id, const rapidjson::Value* params, bool templates,
-                      const std::shared_ptr<batch>& batch);
-  void resources_read(const std::string& id, const rapidjson::Value* params, const std::shared_ptr<batch>& batch);
-  void prompts_list(const std::string& id, const rapidjson::Value* params, const std::shared_ptr<batch>& batch);
-  void prompts_get(const std::string& id, const rapidjson::Value* params, const std::shared_ptr<batch>& batch);
-  void complete(const std::string& id, const rapidjson::Value* params, const std::shared_ptr<batch>& batch);
-
-  void run_tool(const std::shared_ptr<call_state>& call);
-  std::string finish_result(const std::shared_ptr<call_state>& call, std::string raw);
+  void respond(const request_ptr& request, const std::string& result_json);
+  void respond_error(const request_ptr& request, int code, std::string_view message, std::string_view data_json = {});
+  // Runs `work` on a worker thread after the server's plugins are loaded, within the session's
+  // limit of requests in flight.
+  void run_async(const request_ptr& request, std::function<void()> work);
+  void forget_call(const std::string& id);  // a tools/call that will not run
+  void send(const sink& to, outgoing message);
   std::string filtered(std::string json) const;
 
+  // ---- Lifecycle and small methods (session.cpp) ----
+  void initialize(const request_ptr& request, const rapidjson::Value* params);
+  void ping(const request_ptr& request, const rapidjson::Value* params);
+  void set_log_level(const request_ptr& request, const rapidjson::Value* params);
+
+  // ---- Tools (session_tools.cpp) ----
+  void tools_list(const request_ptr& request, const rapidjson::Value* params);
+  void tools_call(const request_ptr& request, const rapidjson::Value* params);
+  std::string run_tool(const std::shared_ptr<call_state>& call, const std::string& args);
+  std::string finish_result(const std::shared_ptr<call_state>& call, std::string raw);
+
+  // ---- Resources, prompts, completion (session_resources.cpp) ----
+  void resources_list(const request_ptr& request, const rapidjson::Value* params);
+  void resource_templates_list(const request_ptr& request, const rapidjson::Value* params);
+  void resources_read(const request_ptr& request, const rapidjson::Value* params);
+  void resources_subscribe(const request_ptr& request, const rapidjson::Value* params);
+  void resources_unsubscribe(const request_ptr& request, const rapidjson::Value* params);
+  void prompts_list(const request_ptr& request, const rapidjson::Value* params);
+  void prompts_get(const request_ptr& request, const rapidjson::Value* params);
+  void complete(const request_ptr& request, const rapidjson::Value* params);
+  // Answers a list request with one page of `items`.
+  void respond_page(const request_ptr& request, const char* field, const std::vector<std::pair<std::string, std::string>>& items,
+                    const std::string& cursor);
+  bool subscription_refused(const request_ptr& request, const std::string& uri);
+
   server& server_;
-  sink sink_;
+  sink notifications_;
+  const session_limits limits_;
   std::atomic<bool> initialized_{false};
   std::atomic<bool> closed_{false};
+  std::atomic<size_t> in_flight_{0};
   mutable std::mutex mutex_;  // guards everything below
   std::string version_;
-  rapidjson::Document client_capabilities_;
-  std::string client_capabilities_text_ = "{}";
+  std::string client_capabilities_text_ = "{}";  // parsed when asked: a Document costs 64 KiB
   int log_level_ = 1;  // info, until the client sets one
   std::map<std::string, std::shared_ptr<call_state>> calls_;  // in flight, by request id text
   std::map<int64_t, std::shared_ptr<pending_request>> pending_;
   int64_t next_request_id_ = 1;
   std::set<std::string> subscriptions_;
+  size_t subscription_bytes_ = 0;
 };
 
 }  // namespace toolhost::mcp

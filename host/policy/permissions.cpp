@@ -23,12 +23,6 @@ decision logged(const tool_request& r, decision d, std::string_view how) {
 
 }  // namespace
 
-std::string approval_schema(std::string_view label) {
-  return cat(R"({"type":"object","properties":{"approve":{"type":"boolean","title":"Allow",)",
-                      R"("description":)", sdk::quote(cat("Permission: ", label)),
-                      R"(,"default":false}},"required":["approve"]})");
-}
-
 decision authorize(const tool_request& r, const ask_fn& ask) {
   switch (r.setting) {
     case config::permission::allow:

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "host/config/config.hpp"
+#include "host/policy/approval.hpp"
 
 namespace toolhost::policy {
 
@@ -23,12 +24,8 @@ struct tool_request {
   std::string_view config_path;
 };
 
-// The person's answer to a question: "accept" (with `approved` from the form), "decline",
-// "cancel"; or nullopt when the client cannot be asked.
-struct answer {
-  std::string action;
-  bool approved = false;
-};
+// Asks the person `message` with the form `schema_json` (approval.hpp); nullopt when the client
+// cannot be asked.
 using ask_fn = std::function<std::optional<answer>(const std::string& message, const std::string& schema_json)>;
 
 struct decision {
@@ -38,8 +35,5 @@ struct decision {
 
 // Decides, asking through `ask` when the setting is "ask".
 decision authorize(const tool_request& request, const ask_fn& ask);
-
-// The elicitation form behind every question: one required boolean, "approve".
-std::string approval_schema(std::string_view label);
 
 }  // namespace toolhost::policy

@@ -6,6 +6,9 @@
 #include <cctype>
 
 #include <charconv>
+#include <optional>
+#include <vector>
+
 #include <boost/asio/ip/address.hpp>
 #include <openssl/crypto.h>
 
@@ -23,24 +26,88 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// "name:port", "[v6]:port" or "name" -> the name without brackets; empty when malformed.
-std::string host_part(std::string_view authority) {
-  if (authority.empty()) return {};
+bool is_reg_name_char(char c) {
+  // RFC 3986 unreserved characters; percent-encoding and sub-delims never name a loopback host,
+  // and refusing them keeps every parser that sees the header agreeing on the name.
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+bool valid_port(std::string_view port) {
+  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos) return false;
+  uint32_t value = 0;
+  std::from_chars(port.data(), port.data() + port.size(), value);
+  return value <= 65535;
+}
+
+// "name", "name:port", "[v6]" or "[v6]:port" -> the name without brackets; nullopt when it is
+// anything else.
+std::optional<std::string> host_part(std::string_view authority) {
+  if (authority.empty()) return std::nullopt;
+  std::string_view name;
+  std::string_view rest;
   if (authority.front() == '[') {
     const size_t close = authority.find(']');
-    if (close == std::string_view::npos) return {};
-    std::string_view rest = authority.substr(close + 1);
-    if (!rest.empty() && rest.front() != ':') return {};
-    return std::string(authority.substr(1, close - 1));
+    if (close == std::string_view::npos) return std::nullopt;
+    name = authority.substr(1, close - 1);
+    boost::system::error_code ec;
+    boost::asio::ip::make_address_v6(std::string(name), ec);
+    if (ec) return std::nullopt;
+    rest = authority.substr(close + 1);
+  } else {
+    const size_t colon = authority.find(':');
+    name = authority.substr(0, colon);
+    rest = colon == std::string_view::npos ? std::string_view() : authority.substr(colon);
+    if (name.empty() || !std::all_of(name.begin(), name.end(), is_reg_name_char)) return std::nullopt;
   }
-  const size_t colon = authority.find(':');
-  if (colon != std::string_view::npos && authority.find(':', colon + 1) != std::string_view::npos) {
-    return std::string(authority);  // a bare IPv6 address
-  }
-  return std::string(authority.substr(0, colon));
+  if (!rest.empty() && (rest.front() != ':' || !valid_port(rest.substr(1)))) return std::nullopt;
+  return std::string(name);
 }
 
 }  // namespace
+
+bool valid_host_header(std::string_view host) { return host_part(host).has_value(); }
+
+std::optional<head_refusal> check_request_head(const boost::beast::http::fields& head) {
+  namespace bhttp = boost::beast::http;
+  const size_t hosts = head.count(bhttp::field::host);
+  if (hosts == 0) return head_refusal{400, "Bad Request: the request has no Host header"};
+  if (hosts > 1) return head_refusal{400, "Bad Request: the request has more than one Host header"};
+  const auto host = head[bhttp::field::host];
+  if (!valid_host_header(std::string_view(host.data(), host.size()))) {
+    return head_refusal{400, cat("Bad Request: Host '", std::string_view(host.data(), host.size()),
+                                 "' is not a host name or address with an optional port")};
+  }
+  if (head.count(bhttp::field::origin) > 1) {
+    return head_refusal{400, "Bad Request: the request has more than one Origin header"};
+  }
+  std::vector<std::string> codings;
+  for (auto it = head.find(bhttp::field::transfer_encoding);
+       it != head.end() && it->name() == bhttp::field::transfer_encoding; ++it) {
+    std::string_view value(it->value().data(), it->value().size());
+    while (!value.empty()) {
+      const size_t comma = value.find(',');
+      std::string_view item = value.substr(0, comma);
+      value = comma == std::string_view::npos ? std::string_view() : value.substr(comma + 1);
+      while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+      while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+      codings.push_back(lower(item));
+    }
+  }
+  if (codings.empty()) return std::nullopt;
+  if (head.count(bhttp::field::content_length) != 0) {
+    return head_refusal{400, "Bad Request: Transfer-Encoding and Content-Length together; send one of them"};
+  }
+  if (codings.back() != "chunked") {
+    return head_refusal{400, cat("Bad Request: Transfer-Encoding '", codings.back(),
+                                 "' leaves the body's length unknown; the last coding must be chunked")};
+  }
+  if (codings.size() == 1) return std::nullopt;
+  if (std::find(codings.begin(), codings.end() - 1, "chunked") != codings.end() - 1) {
+    return head_refusal{400, "Bad Request: Transfer-Encoding applies chunked more than once"};
+  }
+  return head_refusal{501, cat("Not Implemented: transfer coding '", codings.front(),
+                               "'; send the body with Transfer-Encoding: chunked alone, or with Content-Length")};
+}
 
 bool is_loopback_name(std::string_view host) {
   const std::string h = lower(host);
@@ -97,9 +164,9 @@ request_guard::request_guard(std::string token, std::vector<std::string> allowed
 }
 
 bool request_guard::host_allowed(std::string_view host) const {
-  if (open_host_) return true;
-  const std::string name = host_part(host);
-  return !name.empty() && is_loopback_name(name);
+  const auto name = host_part(host);
+  if (!name) return false;
+  return open_host_ || is_loopback_name(*name);
 }
 
 bool request_guard::origin_allowed(std::string_view origin) const {
@@ -114,9 +181,8 @@ bool request_guard::origin_allowed(std::string_view origin) const {
   } else {
     return false;  // "null" and other schemes: never loopback
   }
-  if (const size_t slash = rest.find('/'); slash != std::string_view::npos) rest = rest.substr(0, slash);
-  const std::string name = host_part(rest);
-  return !name.empty() && is_loopback_name(name);
+  const auto name = host_part(rest);  // an Origin has no path, so a '/' makes it malformed
+  return name && is_loopback_name(*name);
 }
 
 bool request_guard::authorized(std::string_view authorization) const {

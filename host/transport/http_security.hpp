@@ -1,13 +1,15 @@
 // The checks every Streamable HTTP request passes before it reaches a session: where the server
-// may listen, which Host and Origin headers are acceptable (DNS-rebinding protection), and the
-// optional bearer token.
+// may listen, the framing rules of RFC 9112 that Beast leaves to its user, which Host and Origin
+// headers are acceptable (DNS-rebinding protection), and the optional bearer token.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <absl/status/statusor.h>
+#include <boost/beast/http/fields.hpp>
 
 namespace toolhost::transport::http {
 
@@ -28,7 +30,8 @@ class request_guard {
   // listens on a non-loopback address on purpose).
   request_guard(std::string token, std::vector<std::string> allowed_origins, bool open_host);
 
-  // The Host header names this machine's loopback interface (any port), or open_host.
+  // The Host header names this machine's loopback interface (any port), or open_host. A
+  // malformed one (see valid_host_header) is never allowed.
   bool host_allowed(std::string_view host) const;
   // No Origin (not a browser), a loopback origin, or one the config allows.
   bool origin_allowed(std::string_view origin) const;
@@ -42,7 +45,25 @@ class request_guard {
   bool open_host_;
 };
 
+// Why a request head is refused before its body is read; the connection closes after the
+// answer, since its framing cannot be trusted.
+struct head_refusal {
+  unsigned status = 400;
+  std::string message;
+};
+
+// RFC 9112: exactly one Host (3.2), at most one Origin (RFC 6454 7.3), and a Transfer-Encoding
+// that is exactly "chunked" without a Content-Length beside it (6.1, 6.3; an unknown coding is
+// 501, a final coding other than chunked or both headers together 400: either way the body's
+// length is unknown, the stuff request smuggling is made of).
+std::optional<head_refusal> check_request_head(const boost::beast::http::fields& head);
+
 // True for localhost, 127.0.0.0/8 and ::1 (a host name without port or brackets).
 bool is_loopback_name(std::string_view host);
+
+// RFC 9110 7.2: Host is uri-host [":" port], nothing else: no userinfo ("localhost:1@evil.com"
+// names evil.com to some parsers and localhost to others), no path, no spaces. A request with
+// an invalid one gets 400 (RFC 9112 3.2).
+bool valid_host_header(std::string_view host);
 
 }  // namespace toolhost::transport::http

@@ -2,6 +2,7 @@
 
 #include <toolhost/sdk/strings.hpp>
 
+#include <algorithm>
 #include <stdexcept>
 #include <thread>
 
@@ -13,21 +14,6 @@
 
 namespace toolhost::transport::http {
 namespace {
-
-// Finished POST streams kept for Last-Event-ID replay, and standalone events kept.
-constexpr size_t kKeptStreams = 32;
-constexpr size_t kStandaloneKeep = 1024;
-
-// Messages the MCP session sends synchronously while handle() runs on this thread belong to that
-// very POST: those that name no request (parse errors, invalid messages) are its answer, the
-// others (ping, initialize, refusals) go to its stream even when the client reused the id of a
-// request still in flight, which keeps its own stream.
-struct capture {
-  const http_session* owner = nullptr;
-  std::vector<std::string> messages;
-  std::vector<mcp::outgoing> related;
-};
-thread_local capture* t_capture = nullptr;
 
 }  // namespace
 
@@ -52,14 +38,16 @@ std::string random_session_id() {
 }
 
 http_session::http_session(std::string id)
-    : id_(std::move(id)), standalone_(std::make_shared<stream>(0, kStandaloneKeep)),
-      last_used_(std::chrono::steady_clock::now()) {}
+    : id_(std::move(id)), standalone_(std::make_shared<stream>(0, kStreamBytes)),
+      created_(std::chrono::steady_clock::now()), last_used_(created_) {}
 
 std::shared_ptr<http_session> http_session::create(mcp::server& srv, std::string id) {
   std::shared_ptr<http_session> s(new http_session(std::move(id)));
   std::weak_ptr<http_session> weak = s;
+  // What belongs to no request goes to the GET stream.
   s->mcp_ = mcp::session::create(srv, [weak](mcp::outgoing m) {
-    if (auto self = weak.lock()) self->deliver(std::move(m));
+    auto self = weak.lock();
+    if (self && !m.json.empty()) self->standalone_->push(std::move(m.json), false);
   });
   return s;
 }
@@ -76,104 +64,107 @@ std::chrono::steady_clock::time_point http_session::last_used() const {
   return last_used_;
 }
 
-void http_session::deliver(mcp::outgoing m) {
-  if (t_capture != nullptr && t_capture->owner == this) {
-    if (m.related_request.empty()) {
-      t_capture->messages.push_back(std::move(m.json));
-    } else {
-      t_capture->related.push_back(std::move(m));
-    }
-    return;
-  }
-  if (m.related_request.empty()) {
-    if (!m.json.empty()) standalone_->push(std::move(m.json), false);
-    return;
-  }
-  std::shared_ptr<stream> target;
-  {
-    std::lock_guard lock(mutex_);
-    auto it = routes_.find(m.related_request);
-    if (it == routes_.end()) {
-      if (!closed_) unrouted_[m.related_request].push_back(std::move(m));
-      return;
-    }
-    target = it->second;
-    if (m.final) routes_.erase(it);
-  }
-  // A stream carries one request, so the end of the request is the end of the stream.
-  if (m.json.empty()) {
-    target->end();
-  } else {
-    target->push(std::move(m.json), m.final);
-  }
-  if (m.final) retire(target);
+bool http_session::used() const {
+  std::lock_guard lock(mutex_);
+  return used_;
 }
 
-void http_session::retire(const std::shared_ptr<stream>& s) {
+bool http_session::active() const {
+  if (mcp_->in_flight() != 0 || standalone_->attached()) return true;
   std::lock_guard lock(mutex_);
+  for (const auto& [index, s] : streams_) {
+    if (s->attached()) return true;
+  }
+  return false;
+}
+
+size_t http_session::kept_bytes() const {
+  size_t total = standalone_->bytes();
+  std::lock_guard lock(mutex_);
+  for (const auto& [index, s] : streams_) total += s->bytes();
+  return total;
+}
+
+std::shared_ptr<stream> http_session::standalone() {
+  std::lock_guard lock(mutex_);
+  used_ = true;
+  return standalone_;
+}
+
+void http_session::finished(const std::shared_ptr<stream>& s) {
+  std::lock_guard lock(mutex_);
+  retire_locked(s);
+}
+
+void http_session::retire_locked(const std::shared_ptr<stream>& s) {
+  if (streams_.count(s->index()) == 0) return;  // released already
   finished_.push_back(s->index());
-  while (finished_.size() > kKeptStreams) {
+  while (finished_.size() > kAbandonedStreams) {
     streams_.erase(finished_.front());
     finished_.pop_front();
   }
 }
 
+void http_session::release(const std::shared_ptr<stream>& s) {
+  if (s == standalone_) return;
+  s->forget();
+  std::lock_guard lock(mutex_);
+  streams_.erase(s->index());
+  finished_.erase(std::remove(finished_.begin(), finished_.end(), s->index()), finished_.end());
+}
+
+void http_session::abandon(const std::shared_ptr<stream>& s) {
+  if (s == standalone_ || s->ended() || s->attached()) return;
+  const std::string id = s->request();
+  if (!id.empty()) mcp_->cancel_request(id, "the client went away from");
+}
+
 http_session::post_result http_session::post(std::string_view body) {
   post_result out;
-  touch();
-  capture c;
-  c.owner = this;
-  t_capture = &c;
-  const mcp::handled h = mcp_->handle(body);
-  t_capture = nullptr;
+  // The POST's stream exists before the message is handled: everything the session sends for
+  // the request (its answer, progress, questions to the client) goes straight to it, from
+  // whichever thread sends it.
+  std::shared_ptr<stream> s;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) {
+      out.status = 404;
+      return out;
+    }
+    s = std::make_shared<stream>(next_stream_++, kStreamBytes);
+    streams_[s->index()] = s;
+  }
+  std::weak_ptr<http_session> weak = weak_from_this();
+  const mcp::sink reply = [weak, s](mcp::outgoing m) {
+    if (m.json.empty()) {
+      if (m.final) s->end();
+    } else {
+      s->push(std::move(m.json), m.final);
+    }
+    if (!m.final) return;
+    if (auto self = weak.lock()) self->finished(s);
+  };
+  const mcp::handled h = mcp_->handle(body, reply);
+  {
+    std::lock_guard lock(mutex_);
+    last_used_ = std::chrono::steady_clock::now();
+    if (!h.is_initialize && !h.requests.empty()) used_ = true;
+  }
   if (h.parse_error || h.requests.empty()) {
-    if (!c.messages.empty()) {
+    // A message that is no request at all (unparsable, "jsonrpc":"1.0", no method) was answered
+    // with an error while handle() ran: that error is this POST's 400 answer, with the id when
+    // the message had one. A notification or a response has no answer: 202.
+    stream::slice slice = s->take(0);
+    release(s);
+    if (!slice.events.empty()) {
       out.status = 400;
-      out.body = std::move(c.messages.front());
+      out.body = std::move(slice.events.front().data);
     } else {
       out.status = 202;
     }
     return out;
   }
-  std::shared_ptr<stream> s;
-  {
-    // Routes and the messages that arrived before them go in under one lock, so that nothing
-    // sent later can overtake them.
-    std::lock_guard lock(mutex_);
-    s = std::make_shared<stream>(next_stream_++, SIZE_MAX);
-    streams_[s->index()] = s;
-    bool finished = false;
-    auto take = [&](mcp::outgoing& m, bool routed) {
-      if (m.json.empty()) {
-        s->end();
-      } else {
-        s->push(std::move(m.json), m.final);
-      }
-      if (m.final) {
-        if (routed) routes_.erase(m.related_request);
-        finished = true;
-      }
-    };
-    for (const auto& id : h.requests) {
-      const bool duplicate = routes_.count(id) != 0;  // the client reused an id still in flight
-      if (!duplicate) routes_[id] = s;
-      for (auto& m : c.related) {
-        if (m.related_request == id && (!m.json.empty() || m.final)) take(m, !duplicate);
-      }
-      if (duplicate) continue;
-      auto it = unrouted_.find(id);
-      if (it == unrouted_.end()) continue;
-      for (auto& m : it->second) take(m, true);
-      unrouted_.erase(it);
-    }
-    if (finished) {
-      finished_.push_back(s->index());
-      while (finished_.size() > kKeptStreams) {
-        streams_.erase(finished_.front());
-        finished_.pop_front();
-      }
-    }
-  }
+  s->set_request(h.requests.front());  // one request per POST: HTTP takes no batches
   out.stream = std::move(s);
   out.initialize = h.is_initialize;
   return out;
@@ -193,12 +184,16 @@ void http_session::close(int grace_ms) {
     if (closed_) return;
     closed_ = true;
     for (auto& [index, s] : streams_) streams.push_back(s);
-    routes_.clear();
-    unrouted_.clear();
+    streams_.clear();
+    finished_.clear();
   }
   mcp_->close(grace_ms);
-  for (auto& s : streams) s->end();
+  for (auto& s : streams) {
+    s->end();
+    s->forget();
+  }
   standalone_->end();
+  standalone_->forget();
 }
 
 // ---- Registry -------------------------------------------------------------------------------
@@ -207,19 +202,32 @@ std::shared_ptr<http_session> session_registry::make(mcp::server& srv) {
   return http_session::create(srv, random_session_id());
 }
 
-std::shared_ptr<http_session> session_registry::add(const std::shared_ptr<http_session>& s) {
+session_registry::admission session_registry::add(const std::shared_ptr<http_session>& s) {
+  const auto now = std::chrono::steady_clock::now();
+  admission out;
   std::lock_guard lock(mutex_);
-  std::shared_ptr<http_session> evicted;
-  if (sessions_.size() >= max_ && !sessions_.empty()) {
-    auto oldest = sessions_.begin();
-    for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
-      if (it->second->last_used() < oldest->second->last_used()) oldest = it;
+  if (sessions_.size() >= limits_.max_sessions) {
+    auto victim = sessions_.end();
+    for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {  // never used, oldest first
+      if (!it->second->used() && (victim == sessions_.end() || it->second->created() < victim->second->created())) {
+        victim = it;
+      }
     }
-    evicted = oldest->second;
-    sessions_.erase(oldest);
+    if (victim == sessions_.end()) {  // then idle the longest, past evict_idle and not active
+      for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+        const auto used = it->second->last_used();
+        if (now - used < limits_.evict_idle) continue;
+        if (victim != sessions_.end() && victim->second->last_used() <= used) continue;
+        if (!it->second->active()) victim = it;
+      }
+    }
+    if (victim == sessions_.end()) return out;
+    out.evicted = victim->second;
+    sessions_.erase(victim);
   }
   sessions_.emplace(s->id(), s);
-  return evicted;
+  out.added = true;
+  return out;
 }
 
 std::shared_ptr<http_session> session_registry::find(std::string_view id) {
@@ -237,12 +245,15 @@ std::shared_ptr<http_session> session_registry::remove(std::string_view id) {
   return s;
 }
 
-std::vector<std::shared_ptr<http_session>> session_registry::expire(std::chrono::steady_clock::duration idle) {
-  const auto cutoff = std::chrono::steady_clock::now() - idle;
+std::vector<std::shared_ptr<http_session>> session_registry::expire() {
+  const auto now = std::chrono::steady_clock::now();
   std::vector<std::shared_ptr<http_session>> out;
   std::lock_guard lock(mutex_);
   for (auto it = sessions_.begin(); it != sessions_.end();) {
-    if (it->second->last_used() < cutoff) {
+    const http_session& s = *it->second;
+    const bool due = s.used() ? now - s.last_used() >= limits_.idle_expiry && !s.active()
+                              : now - s.created() >= limits_.unused_expiry;
+    if (due) {
       out.push_back(it->second);
       it = sessions_.erase(it);
     } else {
@@ -250,6 +261,11 @@ std::vector<std::shared_ptr<http_session>> session_registry::expire(std::chrono:
     }
   }
   return out;
+}
+
+size_t session_registry::size() {
+  std::lock_guard lock(mutex_);
+  return sessions_.size();
 }
 
 std::vector<std::shared_ptr<http_session>> session_registry::take_all() {

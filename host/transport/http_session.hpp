@@ -4,6 +4,11 @@
 // the standalone stream a GET opens. Each message goes to exactly one stream. Sessions have
 // cryptographically random ids, and the registry is the only place that maps ids to sessions,
 // so one client's JSON-RPC ids never meet another's.
+//
+// Memory stays bounded whatever a client does: each stream keeps at most kStreamBytes for replay,
+// a stream is dropped as soon as nobody can resume it (its answer went out as plain JSON, or a
+// connection wrote out its end), only a few unfinished-and-abandoned ones are kept, and ending
+// the session frees everything.
 #pragma once
 
 #include <chrono>
@@ -30,60 +35,94 @@ class http_session : public std::enable_shared_from_this<http_session> {
 
   // What one POST body turned into.
   struct post_result {
-    int status = 200;                 // 200: read `stream`; 202: nothing to send; 400: `body` says why
+    int status = 200;                 // 200: read `stream`; 202: nothing to send; 400: `body` says why;
+                                      // 404: the session ended meanwhile
     std::string body;                 // a JSON-RPC error for 400
     std::shared_ptr<class stream> stream;
     bool initialize = false;          // it carried `initialize`
   };
   post_result post(std::string_view body);
 
-  std::shared_ptr<class stream> standalone() const { return standalone_; }
+  // The GET stream; opening it counts as using the session.
+  std::shared_ptr<class stream> standalone();
   // A stream by its index (from a Last-Event-ID), while it is kept for replay.
   std::shared_ptr<class stream> find_stream(int index);
+  // Nobody can resume `s` any more (its answer went out whole): its events are freed.
+  void release(const std::shared_ptr<class stream>& s);
+  // The connection that carried `s` closed before its answer: the request is cancelled (a
+  // 2025-11-25 client that could resume gets the caller's grace period first).
+  void abandon(const std::shared_ptr<class stream>& s);
 
   // Ends every stream and the MCP session; in-flight calls are cancelled.
   void close(int grace_ms);
 
   void touch();
   std::chrono::steady_clock::time_point last_used() const;
+  std::chrono::steady_clock::time_point created() const { return created_; }
+  // The client sent something beyond initialize (a request, or it opened the GET stream).
+  bool used() const;
+  // A call is in flight or a connection carries one of its streams: evicting it would cut off
+  // a client that is there.
+  bool active() const;
+  // Bytes its streams keep.
+  size_t kept_bytes() const;
+
+  // Bounds on what a session keeps (see above).
+  static constexpr size_t kStreamBytes = 64 * 1024;
+  static constexpr size_t kAbandonedStreams = 8;
 
  private:
   http_session(std::string id);
-  void deliver(mcp::outgoing message);
-  void retire(const std::shared_ptr<class stream>& s);  // keeps a finished stream for a while
+  // A stream ended: it is kept (for a client that lost it) until released or pushed out.
+  void finished(const std::shared_ptr<class stream>& s);
+  void retire_locked(const std::shared_ptr<class stream>& s);
 
   const std::string id_;
   std::shared_ptr<mcp::session> mcp_;
   mutable std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<class stream>> routes_;     // request id (JSON) -> its stream
-  std::map<std::string, std::vector<mcp::outgoing>> unrouted_;      // sent before the route existed
   std::map<int, std::shared_ptr<class stream>> streams_;            // by index, live and kept
   std::deque<int> finished_;
   int next_stream_ = 1;
   std::shared_ptr<class stream> standalone_;
+  const std::chrono::steady_clock::time_point created_;
   std::chrono::steady_clock::time_point last_used_;
+  bool used_ = false;
   bool closed_ = false;
 };
 
-// The sessions of one endpoint.
+// The sessions of one endpoint, at most `max_sessions`. When a new one comes at the cap, room is
+// made by ending, in this order: the oldest session nobody used beyond initialize, then the
+// session idle the longest if it has been idle for `evict_idle` and is not active. An active or
+// recently used session is never ended for a newcomer: a flood of initializes only pushes out
+// its own kind, and when nothing may go the newcomer is refused.
 class session_registry {
  public:
-  explicit session_registry(size_t max_sessions) : max_(max_sessions) {}
+  struct limits {
+    size_t max_sessions = 1024;
+    std::chrono::steady_clock::duration evict_idle = std::chrono::minutes(1);
+    std::chrono::steady_clock::duration unused_expiry = std::chrono::seconds(15);  // never used: ends then
+    std::chrono::steady_clock::duration idle_expiry = std::chrono::hours(1);       // used, then idle
+  };
+  explicit session_registry(limits l) : limits_(l) {}
 
   // A fresh session with a new random id, not yet registered.
   static std::shared_ptr<http_session> make(mcp::server& srv);
-  // Registers `s`. When the registry is full, the session unused the longest makes room and is
-  // returned, for the caller to close (clients that vanish without DELETE must not lock out
-  // new ones).
-  std::shared_ptr<http_session> add(const std::shared_ptr<http_session>& s);
+  struct admission {
+    bool added = false;
+    std::shared_ptr<http_session> evicted;  // for the caller to close
+  };
+  admission add(const std::shared_ptr<http_session>& s);
   std::shared_ptr<http_session> find(std::string_view id);
   std::shared_ptr<http_session> remove(std::string_view id);
-  // Removes and returns sessions idle for longer than `idle`.
-  std::vector<std::shared_ptr<http_session>> expire(std::chrono::steady_clock::duration idle);
+  // Removes and returns the sessions whose time is up: unused ones after unused_expiry, others
+  // idle (and not active) for idle_expiry.
+  std::vector<std::shared_ptr<http_session>> expire();
   std::vector<std::shared_ptr<http_session>> take_all();
+  size_t size();
+  const limits& settings() const { return limits_; }
 
  private:
-  const size_t max_;
+  const limits limits_;
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<http_session>, std::less<>> sessions_;
 };

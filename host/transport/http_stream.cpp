@@ -2,19 +2,64 @@
 
 namespace toolhost::transport::http {
 
-stream::stream(int index, size_t keep) : index_(index), keep_(keep) {}
+stream::stream(int index, size_t max_bytes) : index_(index), max_bytes_(max_bytes) {}
 
 void stream::push(std::string json, bool last) {
   std::function<void()> wake;
   {
     std::lock_guard lock(mutex_);
     if (ended_) return;
+    bytes_ += json.size();
     events_.push_back({next_seq_++, std::move(json)});
-    while (events_.size() > keep_) events_.pop_front();
+    // Drops the oldest events but the newest: the answer (always last) and, at worst, the one
+    // message just added survive.
+    while (bytes_ > max_bytes_ && events_.size() > 1) {
+      bytes_ -= events_.front().data.size();
+      events_.pop_front();
+      ++dropped_;
+    }
     ended_ = last;
     wake = wake_;
   }
   if (wake) wake();
+}
+
+void stream::forget() {
+  std::lock_guard lock(mutex_);
+  dropped_ += events_.size();
+  events_.clear();
+  events_.shrink_to_fit();
+  bytes_ = 0;
+}
+
+size_t stream::bytes() const {
+  std::lock_guard lock(mutex_);
+  return bytes_;
+}
+
+uint64_t stream::dropped() const {
+  std::lock_guard lock(mutex_);
+  return dropped_;
+}
+
+bool stream::delivered_to_end() const {
+  std::lock_guard lock(mutex_);
+  return ended_ && delivered_ + 1 >= next_seq_;
+}
+
+bool stream::attached() const {
+  std::lock_guard lock(mutex_);
+  return static_cast<bool>(wake_);
+}
+
+void stream::set_request(std::string id_json) {
+  std::lock_guard lock(mutex_);
+  request_ = std::move(id_json);
+}
+
+std::string stream::request() const {
+  std::lock_guard lock(mutex_);
+  return request_;
 }
 
 void stream::end() {

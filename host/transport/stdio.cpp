@@ -91,7 +91,7 @@ int serve_stdio(mcp::server& srv, int protocol_fd, const std::function<bool()>& 
     }
     if (n == 0) {
       eof = true;
-      if (!buffer.empty() && !skipping) session->handle(buffer);  // a last line without '\n'
+      if (!buffer.empty() && !skipping) session->handle(buffer, send);  // a last line without '\n'
       break;
     }
     size_t start = 0;
@@ -100,7 +100,7 @@ int serve_stdio(mcp::server& srv, int protocol_fd, const std::function<bool()>& 
       if (!skipping) {
         buffer.append(chunk + start, i - start);
         if (!buffer.empty() && buffer.back() == '\r') buffer.pop_back();
-        if (!buffer.empty()) session->handle(buffer);
+        if (!buffer.empty()) session->handle(buffer, send);
       }
       buffer.clear();
       skipping = false;

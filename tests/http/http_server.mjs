@@ -5,8 +5,11 @@ export const TOOLHOST = process.env.TOOLHOST;
 export const CONFIG = process.env.HTTP_TEST_CONFIG;
 
 // Resolves with { url, base, child, stderr() } once toolhost logs the endpoint it serves.
-export function startHttp(args = [], env = {}) {
-  const child = spawn(TOOLHOST, ["--config", CONFIG, "--http", "127.0.0.1:0", ...args], {
+// `nofile` runs it with that many file descriptors at most (prlimit execs it: same pid).
+export function startHttp(args = [], env = {}, { nofile } = {}) {
+  const argv = ["--config", CONFIG, "--http", "127.0.0.1:0", ...args];
+  const [command, commandArgs] = nofile ? ["prlimit", [`--nofile=${nofile}`, "--", TOOLHOST, ...argv]] : [TOOLHOST, argv];
+  const child = spawn(command, commandArgs, {
     stdio: ["ignore", "ignore", "pipe"],
     env: { ...process.env, ...env },
   });

@@ -1,10 +1,12 @@
 // Unit tests of the Streamable HTTP building blocks that need no network: where toolhost agrees
-// to listen, the Host/Origin/token checks, session ids, and SSE stream replay.
+// to listen, the Host/Origin/token checks, request heads, session ids, SSE stream replay and its
+// bounds, and the connection table.
 #include <catch2/catch.hpp>
 
 #include <set>
 #include <string>
 
+#include "host/transport/http_connections.hpp"
 #include "host/transport/http_security.hpp"
 #include "host/transport/http_session.hpp"
 #include "host/transport/http_stream.hpp"
@@ -155,4 +157,101 @@ TEST_CASE("the standalone stream keeps only its newest events") {
   CHECK(s.delivered() == 4);
   s.end();
   CHECK(s.take(5).ended);
+}
+
+TEST_CASE("a stream keeps at most its byte budget for replay, and never drops the answer") {
+  stream s(3, 100);
+  for (int i = 0; i < 50; ++i) s.push(std::string(10, 'p'), false);
+  CHECK(s.bytes() <= 100);
+  CHECK(s.dropped() == 40);
+  s.push(std::string(500, 'r'), true);  // the answer, bigger than the whole budget
+  auto kept = s.take(0);
+  REQUIRE_FALSE(kept.events.empty());
+  CHECK(kept.events.back().data.size() == 500);
+  CHECK(kept.events.back().seq == 51);
+  CHECK(kept.ended);
+  s.forget();
+  CHECK(s.bytes() == 0);
+  CHECK(s.take(0).events.empty());
+}
+
+TEST_CASE("valid_host_header takes a host and an optional port, nothing else") {
+  for (const char* ok : {"localhost", "localhost:8808", "127.0.0.1:1", "[::1]:8808", "[::1]", "a.b-c_d~e:65535"}) {
+    INFO(ok);
+    CHECK(valid_host_header(ok));
+  }
+  for (const char* bad : {"", "localhost:1@evil.com", "user@localhost", "localhost:65536", "localhost:8x", "local host",
+                          "localhost/path", "[::1", "[::1]x", "[evil]:80", "::1", "%6cocalhost"}) {
+    INFO(bad);
+    CHECK_FALSE(valid_host_header(bad));
+  }
+  request_guard guard("", {}, false);
+  CHECK_FALSE(guard.host_allowed("localhost:1@evil.com"));
+  CHECK_FALSE(guard.origin_allowed("http://localhost@evil.com"));
+  CHECK_FALSE(guard.origin_allowed("http://localhost:1@evil.com"));
+}
+
+TEST_CASE("check_request_head: one Host, at most one Origin, and chunked as the only transfer coding") {
+  namespace bhttp = boost::beast::http;
+  auto head = [](std::initializer_list<std::pair<bhttp::field, const char*>> fields) {
+    bhttp::fields f;
+    for (const auto& [name, value] : fields) f.insert(name, value);
+    return check_request_head(f);
+  };
+  CHECK_FALSE(head({{bhttp::field::host, "localhost"}}).has_value());
+  CHECK_FALSE(head({{bhttp::field::host, "localhost"}, {bhttp::field::transfer_encoding, "Chunked"}}).has_value());
+  CHECK(head({})->status == 400);
+  CHECK(head({{bhttp::field::host, "a"}, {bhttp::field::host, "b"}})->status == 400);
+  CHECK(head({{bhttp::field::host, "a"}, {bhttp::field::origin, "http://a"}, {bhttp::field::origin, "http://b"}})->status ==
+        400);
+  CHECK(head({{bhttp::field::host, "localhost:1@evil.com"}})->status == 400);
+  auto both = head({{bhttp::field::host, "a"}, {bhttp::field::transfer_encoding, "chunked"}, {bhttp::field::content_length, "5"}});
+  REQUIRE(both);
+  CHECK(both->status == 400);
+  CHECK(head({{bhttp::field::host, "a"}, {bhttp::field::transfer_encoding, "xchunked"}})->status == 400);
+  CHECK(head({{bhttp::field::host, "a"}, {bhttp::field::transfer_encoding, "chunked, chunked"}})->status == 400);
+  auto gzip = head({{bhttp::field::host, "a"}, {bhttp::field::transfer_encoding, "gzip"}, {bhttp::field::transfer_encoding, "chunked"}});
+  REQUIRE(gzip);
+  CHECK(gzip->status == 501);
+  CHECK(gzip->message.find("'gzip'") != std::string::npos);
+}
+
+namespace {
+struct fake_member : connection_table::member {
+  int preempted = 0;
+  void preempt() override { ++preempted; }
+};
+}  // namespace
+
+TEST_CASE("connection_table: at the cap the longest-waiting connection makes room, a working one never does") {
+  connection_table table(2);
+  auto a = std::make_shared<fake_member>();
+  auto b = std::make_shared<fake_member>();
+  auto c = std::make_shared<fake_member>();
+  auto d = std::make_shared<fake_member>();
+  connection_table::slot sa, sb, sc, sd;
+  REQUIRE(table.join(sa, a));
+  REQUIRE(table.join(sb, b));
+  table.set_waiting(sb, true);
+  table.set_waiting(sa, true);  // a waits, but b has waited longer
+  REQUIRE(table.join(sc, c));
+  CHECK(b->preempted == 1);
+  CHECK(a->preempted == 0);
+  CHECK(table.size() == 2);
+  table.leave(sb);  // b's own leave after being preempted changes nothing
+  CHECK(table.size() == 2);
+  table.set_waiting(sa, false);  // a works now; so does c
+  CHECK_FALSE(table.join(sd, d));
+  CHECK(table.size() == 2);
+  table.set_waiting(sc, true);
+  CHECK(table.preempt_one());
+  CHECK(c->preempted == 1);
+  CHECK(table.size() == 1);
+  CHECK_FALSE(table.preempt_one());
+  table.leave(sa);
+  table.leave(sa);
+  CHECK(table.size() == 0);
+  CHECK(default_max_connections(1024) == 768);
+  CHECK(default_max_connections(256) == 192);
+  CHECK(default_max_connections(1u << 20) == 4096);
 }

@@ -20,9 +20,10 @@ struct world {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static world w;
-  auto s = toolhost::mcp::session::create(w.srv, [](toolhost::mcp::outgoing) {});
-  s->handle(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{}}})");
-  s->handle(std::string_view(reinterpret_cast<const char*>(data), size));
+  const toolhost::mcp::sink ignore = [](toolhost::mcp::outgoing) {};
+  auto s = toolhost::mcp::session::create(w.srv, ignore);
+  s->handle(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{}}})", ignore);
+  s->handle(std::string_view(reinterpret_cast<const char*>(data), size), ignore);
   s->close(1000);
   w.srv.workers().wait_idle(1000);
   return 0;

@@ -26,11 +26,12 @@ class harness {
     loader_ = std::make_unique<plugins::loader>(cfg_.plugin_dirs);
     srv_ = std::make_unique<mcp::server>(cfg_, *cfg_.find_server(server_name), *loader_);
     srv_->load_now();
-    session_ = mcp::session::create(*srv_, [this](mcp::outgoing m) {
+    sink_ = [this](mcp::outgoing m) {
       std::lock_guard lock(mutex_);
       messages_.push_back(std::move(m));
       cv_.notify_all();
-    });
+    };
+    session_ = mcp::session::create(*srv_, sink_);
   }
   ~harness() {
     session_->close(1000);
@@ -38,7 +39,7 @@ class harness {
     srv_->shutdown();
   }
 
-  mcp::handled send(const std::string& text) { return session_->handle(text); }
+  mcp::handled send(const std::string& text) { return session_->handle(text, sink_); }
   void init(const char* version = "2025-11-25") {
     send(std::string(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":")") + version +
          R"(","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})");
@@ -71,6 +72,7 @@ class harness {
   config::config cfg_;
   std::unique_ptr<plugins::loader> loader_;
   std::unique_ptr<mcp::server> srv_;
+  mcp::sink sink_;
   std::shared_ptr<mcp::session> session_;
   std::mutex mutex_;
   std::condition_variable cv_;

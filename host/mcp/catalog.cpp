@@ -1,0 +1,219 @@
+#include "host/mcp/catalog.hpp"
+
+#include <toolhost/sdk/json.hpp>
+#include <toolhost/sdk/strings.hpp>
+
+#include "host/log.hpp"
+#include "host/mcp/pagination.hpp"
+#include "host/mcp/uri_template.hpp"
+
+namespace toolhost::mcp {
+
+absl::StatusOr<std::string> catalog::page(const char* field, const std::vector<listing>& items,
+                                          const std::string& cursor) const {
+  auto p = paginate(items, cursor, page_size_);
+  if (!p.ok()) return p.status();
+  return page_result(field, items, *p);
+}
+
+std::vector<catalog::listing> catalog::provided(list_fn toolhost_provider_desc_t::*list, const char* key) const {
+  std::vector<listing> out;
+  for (const auto& p : registry_.providers()) {
+    list_fn fn = p.desc.*list;
+    if (fn == nullptr) continue;
+    sdk::string_writer text;
+    fn(p.desc.user_data, text.raw());
+    auto doc = sdk::parse_json(text.text());
+    if (!doc || !doc->IsArray()) {
+      log::warning("catalog", cat("plugin '", p.owner, "' listed something that is not a JSON array; ignored"));
+      continue;
+    }
+    for (const auto& item : doc->GetArray()) {
+      out.emplace_back(std::string(sdk::string_member(item, key).value_or("")), sdk::to_json(item));
+    }
+  }
+  return out;
+}
+
+// ---- Tools ------------------------------------------------------------------------------------
+
+std::vector<catalog::listing> catalog::tools() {
+  std::vector<listing> out;
+  for (const auto& t : registry_.tools()) out.emplace_back(t.name, t.listing);
+  std::unordered_map<std::string, tool_target> seen;
+  for (const auto& p : registry_.providers()) {
+    if (p.desc.list_tools == nullptr) continue;
+    sdk::string_writer text;
+    p.desc.list_tools(p.desc.user_data, text.raw());
+    auto doc = sdk::parse_json(text.text());
+    if (!doc || !doc->IsArray()) {
+      log::warning("catalog", cat("plugin '", p.owner, "' listed tools that are not a JSON array; ignored"));
+      continue;
+    }
+    for (auto& item : doc->GetArray()) {
+      const std::string name(sdk::string_member(item, "name").value_or(""));
+      if (!plugins::valid_tool_name(name) || registry_.find_tool(name) != nullptr || seen.count(name) != 0) continue;
+      tool_target target;
+      target.provider = &p;
+      target.permission_kind = std::string(sdk::string_member(item, "x-toolhost-permission").value_or(plugins::kRunKind));
+      if (item.IsObject()) item.RemoveMember("x-toolhost-permission");  // the host's, not the client's
+      seen.emplace(name, std::move(target));
+      out.emplace_back(name, sdk::to_json(item));
+    }
+  }
+  std::lock_guard lock(mutex_);
+  provided_tools_ = std::move(seen);
+  provided_tools_valid_ = true;
+  return out;
+}
+
+std::optional<catalog::tool_target> catalog::find_tool(std::string_view name) {
+  if (const plugins::tool* t = registry_.find_tool(name)) {
+    tool_target target;
+    target.tool = t;
+    target.permission_kind = t->permission_kind;
+    target.flags = t->flags;
+    return target;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (provided_tools_valid_) {
+      auto it = provided_tools_.find(std::string(name));
+      if (it != provided_tools_.end()) return it->second;
+    }
+  }
+  tools();  // not known yet, or the lists changed: ask the providers again
+  std::lock_guard lock(mutex_);
+  auto it = provided_tools_.find(std::string(name));
+  if (it == provided_tools_.end()) return std::nullopt;
+  return it->second;
+}
+
+bool catalog::call_tool(const tool_target& target, const toolhost_call_t* context, const std::string& name,
+                        const std::string& args, sdk::string_writer& out) {
+  if (target.tool != nullptr) {
+    target.tool->call(target.tool->user_data, context, args.data(), args.size(), out.raw());
+    return true;
+  }
+  return target.provider->desc.call_tool(target.provider->desc.user_data, context, name.c_str(), args.data(),
+                                         args.size(), out.raw());
+}
+
+bool catalog::call_unlisted_tool(const toolhost_call_t* context, const std::string& name, const std::string& args,
+                                 sdk::string_writer& out) {
+  for (const auto& p : registry_.providers()) {
+    if (p.desc.call_tool == nullptr) continue;
+    if (p.desc.call_tool(p.desc.user_data, context, name.c_str(), args.data(), args.size(), out.raw())) return true;
+    out.take();
+  }
+  return false;
+}
+
+void catalog::tools_changed() {
+  std::lock_guard lock(mutex_);
+  provided_tools_valid_ = false;
+}
+
+// ---- Resources --------------------------------------------------------------------------------
+
+std::vector<catalog::listing> catalog::resources() {
+  std::vector<listing> out;
+  for (const auto& r : registry_.resources()) {
+    if (!r.is_template) out.emplace_back(r.uri, r.listing);
+  }
+  for (auto& item : provided(&toolhost_provider_desc_t::list_resources, "uri")) out.push_back(std::move(item));
+  return out;
+}
+
+std::vector<catalog::listing> catalog::resource_templates() {
+  std::vector<listing> out;
+  for (const auto& r : registry_.resources()) {
+    if (r.is_template) out.emplace_back(r.uri, r.listing);
+  }
+  for (auto& item : provided(&toolhost_provider_desc_t::list_resource_templates, "uriTemplate")) {
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+bool catalog::resource_exists(std::string_view uri) {
+  for (const auto& r : registry_.resources()) {
+    if (r.is_template ? uri_template_matches(r.uri, uri) : r.uri == uri) return true;
+  }
+  for (const auto& [listed, item] : provided(&toolhost_provider_desc_t::list_resources, "uri")) {
+    if (listed == uri) return true;
+  }
+  for (const auto& [pattern, item] : provided(&toolhost_provider_desc_t::list_resource_templates, "uriTemplate")) {
+    if (uri_template_matches(pattern, uri)) return true;
+  }
+  return false;
+}
+
+toolhost_status_t catalog::read_resource(const toolhost_call_t* context, const std::string& uri,
+                                         sdk::string_writer& out) {
+  auto attempt = [&](toolhost_resource_read_fn read, void* user_data) {
+    const toolhost_status_t s = read(user_data, context, uri.c_str(), out.raw());
+    if (s == TOOLHOST_ERR_NOT_FOUND) out.take();
+    return s;
+  };
+  for (const auto& r : registry_.resources()) {
+    if (r.is_template || r.uri != uri) continue;
+    if (auto s = attempt(r.read, r.user_data); s != TOOLHOST_ERR_NOT_FOUND) return s;
+  }
+  for (const auto& r : registry_.resources()) {
+    if (!r.is_template || !uri_template_matches(r.uri, uri)) continue;
+    if (auto s = attempt(r.read, r.user_data); s != TOOLHOST_ERR_NOT_FOUND) return s;
+  }
+  for (const auto& p : registry_.providers()) {
+    if (p.desc.read_resource == nullptr) continue;
+    if (auto s = attempt(p.desc.read_resource, p.desc.user_data); s != TOOLHOST_ERR_NOT_FOUND) return s;
+  }
+  return TOOLHOST_ERR_NOT_FOUND;
+}
+
+// ---- Prompts and completion -------------------------------------------------------------------
+
+std::vector<catalog::listing> catalog::prompts() {
+  std::vector<listing> out;
+  for (const auto& p : registry_.prompts()) out.emplace_back(p.name, p.listing);
+  for (auto& item : provided(&toolhost_provider_desc_t::list_prompts, "name")) out.push_back(std::move(item));
+  return out;
+}
+
+toolhost_status_t catalog::get_prompt(const toolhost_call_t* context, const std::string& name, const std::string& args,
+                                      sdk::string_writer& out) {
+  if (const plugins::prompt* p = registry_.find_prompt(name)) return p->get(p->user_data, context, args.c_str(), out.raw());
+  for (const auto& pr : registry_.providers()) {
+    if (pr.desc.get_prompt == nullptr) continue;
+    const toolhost_status_t s = pr.desc.get_prompt(pr.desc.user_data, context, name.c_str(), args.c_str(), out.raw());
+    if (s != TOOLHOST_ERR_NOT_FOUND) return s;
+    out.take();
+  }
+  return TOOLHOST_ERR_NOT_FOUND;
+}
+
+bool catalog::complete(std::string_view ref_type, const std::string& ref_name, const std::string& ref_json,
+                       const std::string& argument, const std::string& value, const std::string& context_json,
+                       sdk::string_writer& out) {
+  if (ref_type == "ref/prompt") {
+    if (const plugins::prompt* p = registry_.find_prompt(ref_name)) {
+      if (p->complete != nullptr) p->complete(p->user_data, argument.c_str(), value.c_str(), context_json.c_str(), out.raw());
+      return true;
+    }
+  } else {
+    for (const auto& r : registry_.resources()) {
+      if (r.uri != ref_name) continue;
+      if (r.complete != nullptr) r.complete(r.user_data, argument.c_str(), value.c_str(), context_json.c_str(), out.raw());
+      return true;
+    }
+  }
+  for (const auto& p : registry_.providers()) {
+    if (p.desc.complete != nullptr && p.desc.complete(p.desc.user_data, ref_json.c_str(), argument.c_str(),
+                                                      value.c_str(), context_json.c_str(), out.raw())) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace toolhost::mcp

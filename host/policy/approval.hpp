@@ -1,0 +1,33 @@
+// The one form every question to the person uses: a permission row set to "ask", and "send a
+// whole file?". The question travels as an MCP elicitation (form mode) with one required
+// boolean, "approve"; only "accept" with approve=true is a yes. Whatever asks (a 2025-era server
+// request today, an input-required result in 2026-07-28) builds the request and reads the answer
+// here, so a change to the question (its wording, the tool's arguments, an "allow for this
+// session" answer) is made once.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace toolhost::policy {
+
+// The person's answer to a question: "accept" (with `approved` from the form), "decline",
+// "cancel"; nullopt from an asker means the client cannot be asked.
+struct answer {
+  std::string action;
+  bool approved = false;
+};
+
+// The form's JSON schema; `label` names the permission row.
+std::string approval_schema(std::string_view label);
+
+// The params of the elicitation/create request that asks `message` with the form `schema_json`.
+std::string approval_request(std::string_view message, std::string_view schema_json);
+
+// Reads the client's elicitation result. A failed request (`ok` false: an error answer, a
+// timeout, a cancelled call) is a "cancel": never a yes.
+answer read_approval(bool ok, std::string_view result_json);
+
+}  // namespace toolhost::policy

@@ -1,0 +1,617 @@
+#include "host/transport/http_connection.hpp"
+
+#include <toolhost/sdk/strings.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <memory>
+#include <optional>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "host/mcp/jsonrpc.hpp"
+#include "host/mcp/session.hpp"
+#include "host/transport/http_context.hpp"
+#include "host/transport/http_stream.hpp"
+
+namespace toolhost::transport::http {
+namespace {
+
+namespace beast = boost::beast;
+namespace net = boost::asio;
+namespace bhttp = boost::beast::http;
+using tcp = net::ip::tcp;
+
+// Refusals at the cap still hold a descriptor while the 503 goes out; beyond this many at once a
+// newcomer is closed without one.
+constexpr int kMaxRefusing = 64;
+std::atomic<int> g_refusing{0};
+
+std::string error_body(std::string_view message, int code = -32000) {
+  return mcp::jsonrpc::error_message("null", code, message);
+}
+
+bool header_has(std::string_view value, std::string_view token) {
+  return value.find(token) != std::string_view::npos;
+}
+
+bool version_supported(std::string_view v) {
+  return std::any_of(std::begin(mcp::kSupportedVersions), std::end(mcp::kSupportedVersions),
+                     [v](const char* s) { return v == s; });
+}
+
+std::string_view sv(beast::string_view v) { return std::string_view(v.data(), v.size()); }
+
+std::string chunk(std::string_view data) {
+  char size[20];
+  auto [end, ec] = std::to_chars(size, size + sizeof size, data.size(), 16);
+  std::string out(size, end);
+  out += "\r\n";
+  out += data;
+  out += "\r\n";
+  return out;
+}
+
+class connection : public connection_table::member, public std::enable_shared_from_this<connection> {
+ public:
+  connection(tcp::socket&& socket, server_context& ctx)
+      : socket_(std::move(socket)), ctx_(ctx), timer_(socket_.get_executor()) {}
+  ~connection() override { ctx_.connections.leave(slot_); }
+
+  void start() {
+    net::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+      if (!self->ctx_.connections.join(self->slot_, self->weak_from_this())) return self->refuse();
+      self->wait_request(true);
+    });
+  }
+
+  void preempt() override {
+    net::post(socket_.get_executor(), [self = shared_from_this()] {
+      // A request may have begun meanwhile: then it is answered, and the connection closes after.
+      if (self->waiting_) return self->close();
+      self->keep_alive_ = false;
+    });
+  }
+
+ private:
+  enum class mode { none, pending, sse };
+
+  // ---- Reading -----------------------------------------------------------------------------
+
+  // `fresh`: the connection just opened, and its first request's headers are due within
+  // header_timeout of now; later requests may first wait idle_timeout for their first byte.
+  void wait_request(bool fresh) {
+    set_waiting(true);
+    if (buffer_.size() == 0 && buffer_.capacity() != 0) buffer_.shrink_to_fit();  // nothing held while idle
+    parser_.reset();
+    if (buffer_.size() != 0) return read_header(fresh);  // the client sent it already (pipelining)
+    // Waiting costs no buffer: the socket is watched until the first byte, under our own timer
+    // (the stream's deadlines cover only its reads and writes).
+    const auto deadline = fresh ? ctx_.opts.header_timeout : ctx_.opts.idle_timeout;
+    if (fresh) socket_.expires_after(deadline);  // the headers are due this long after opening
+    timer_.expires_after(deadline);
+    timer_.async_wait([weak = weak_from_this()](beast::error_code ec) {
+      auto self = weak.lock();
+      if (!ec && self && self->waiting_ && !self->parser_) self->close();
+    });
+    socket_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this(), fresh](beast::error_code ec) {
+      self->timer_.cancel();
+      if (ec || !self->waiting_) return self->close();  // preempted, timed out, or gone
+      self->read_header(fresh);
+    });
+  }
+
+  void read_header(bool fresh) {
+    parser_.emplace();
+    parser_->header_limit(16 * 1024);
+    parser_->body_limit(ctx_.opts.max_body_bytes);
+    if (!fresh) socket_.expires_after(ctx_.opts.header_timeout);
+    bhttp::async_read_header(socket_, buffer_, *parser_,
+                             beast::bind_front_handler(&connection::on_header, shared_from_this()));
+  }
+
+  void set_waiting(bool waiting) {
+    waiting_ = waiting;
+    ctx_.connections.set_waiting(slot_, waiting);
+  }
+
+  void on_header(beast::error_code ec, size_t) {
+    set_waiting(false);
+    if (ec) return on_read_error(ec);
+    const auto& head = parser_->get();
+    keep_alive_ = head.keep_alive();
+    version_ = head.version();
+    session_header_.clear();
+    // Everything about the request is decided from its head, before a byte of body is read: a
+    // refused request's body is never read, so the connection closes after the answer.
+    if (refuse_head(head)) return;
+    socket_.expires_after(ctx_.opts.body_timeout);
+    bhttp::async_read(socket_, buffer_, *parser_, beast::bind_front_handler(&connection::on_body, shared_from_this()));
+  }
+
+  void on_body(beast::error_code ec, size_t) {
+    if (ec) return on_read_error(ec);
+    socket_.expires_never();
+    handle(parser_->release());
+  }
+
+  void on_read_error(beast::error_code ec) {
+    keep_alive_ = false;
+    if (ec == bhttp::error::body_limit) {
+      return reply(bhttp::status::payload_too_large,
+                   error_body(cat("Payload Too Large: a message may be at most ", ctx_.opts.max_body_bytes, " bytes")));
+    }
+    if (ec == bhttp::error::header_limit) {
+      return reply(bhttp::status::request_header_fields_too_large, error_body("Request headers too large"));
+    }
+    if (ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category() && ec != bhttp::error::end_of_stream &&
+        ec != bhttp::error::partial_message) {
+      return reply(bhttp::status::bad_request, error_body(cat("Bad Request: ", ec.message())));
+    }
+    close();  // the client left, or ran out of time
+  }
+
+  // ---- Requests ----------------------------------------------------------------------------
+
+  // Answers and returns true when the head alone decides the request is refused.
+  bool refuse_head(const bhttp::request_parser<bhttp::string_body>::value_type& head) {
+    auto refuse = [this](bhttp::status status, std::string message) {
+      keep_alive_ = false;
+      reply(status, error_body(message));
+      return true;
+    };
+    if (auto refusal = check_request_head(head)) {
+      return refuse(static_cast<bhttp::status>(refusal->status), refusal->message);
+    }
+    const std::string_view host = sv(head[bhttp::field::host]);
+    const std::string_view origin = sv(head[bhttp::field::origin]);
+    if (!ctx_.guard.host_allowed(host)) {
+      return refuse(bhttp::status::forbidden,
+                    cat("Forbidden: Host '", host, "' is not this server (DNS rebinding protection)"));
+    }
+    if (!ctx_.guard.origin_allowed(origin)) {
+      return refuse(bhttp::status::forbidden, cat("Forbidden: Origin '", origin, "' is not allowed"));
+    }
+    if (!ctx_.guard.authorized(sv(head[bhttp::field::authorization]))) {
+      return refuse(bhttp::status::unauthorized, "Unauthorized: this server needs 'Authorization: Bearer <token>'");
+    }
+    std::string_view target = sv(head.target());
+    if (auto q = target.find('?'); q != std::string_view::npos) target = target.substr(0, q);
+    endpoint_ = nullptr;
+    for (auto& e : ctx_.endpoints) {
+      if (e->path == target) endpoint_ = e.get();
+    }
+    if (endpoint_ == nullptr) {
+      std::string paths;
+      for (auto& e : ctx_.endpoints) append(paths, paths.empty() ? "" : ", ", e->path);
+      return refuse(bhttp::status::not_found, cat("Not Found: no MCP endpoint at ", target, " (endpoints: ", paths, ")"));
+    }
+    const std::string_view protocol = sv(head["mcp-protocol-version"]);
+    if (!protocol.empty() && !version_supported(protocol)) {
+      std::string versions;
+      for (const char* v : mcp::kSupportedVersions) append(versions, versions.empty() ? "" : ", ", v);
+      return refuse(bhttp::status::bad_request,
+                    cat("Bad Request: unsupported MCP-Protocol-Version '", protocol, "' (supported: ", versions, ")"));
+    }
+    const std::string_view accept = sv(head[bhttp::field::accept]);
+    switch (head.method()) {
+      case bhttp::verb::post: {
+        const std::string_view type = sv(head[bhttp::field::content_type]);
+        if (!type.empty() && !header_has(type, "application/json")) {
+          return refuse(bhttp::status::unsupported_media_type,
+                        "Unsupported Media Type: send one JSON-RPC message as application/json");
+        }
+        // The answer may be JSON or SSE (decided when the first message comes), so a client must
+        // take both, as the spec requires; one that sends no Accept at all is served anyway.
+        if (!accept.empty() && !header_has(accept, "*/*") &&
+            (!header_has(accept, "application/json") || !header_has(accept, "text/event-stream"))) {
+          return refuse(bhttp::status::not_acceptable,
+                        "Not Acceptable: accept both application/json and text/event-stream");
+        }
+        return false;
+      }
+      case bhttp::verb::get:
+        if (!header_has(accept, "text/event-stream")) {
+          return refuse(bhttp::status::not_acceptable, "Not Acceptable: GET opens an SSE stream; accept text/event-stream");
+        }
+        return false;
+      case bhttp::verb::delete_: return false;
+      default: {
+        keep_alive_ = false;
+        auto res = make_response(bhttp::status::method_not_allowed, error_body("Method Not Allowed"));
+        res->set(bhttp::field::allow, "GET, POST, DELETE");
+        send(std::move(res));
+        return true;
+      }
+    }
+  }
+
+  void handle(bhttp::request<bhttp::string_body> req) {
+    switch (req.method()) {
+      case bhttp::verb::post: return handle_post(*endpoint_, req);
+      case bhttp::verb::get: return handle_get(*endpoint_, req);
+      default: return handle_delete(*endpoint_, req);
+    }
+  }
+
+  // The session a request names: 400 without the header, 404 for an unknown one.
+  std::shared_ptr<http_session> named_session(endpoint_state& ep, const bhttp::request<bhttp::string_body>& req) {
+    const std::string_view id = sv(req["mcp-session-id"]);
+    if (id.empty()) {
+      reply(bhttp::status::bad_request, error_body("Bad Request: Mcp-Session-Id header is required"));
+      return nullptr;
+    }
+    auto s = ep.sessions.find(id);
+    if (!s) {
+      reply(bhttp::status::not_found, error_body("Session not found: it ended or never existed; initialize again"));
+      return nullptr;
+    }
+    session_header_ = s->id();
+    s->touch();
+    return s;
+  }
+
+  void handle_post(endpoint_state& ep, bhttp::request<bhttp::string_body>& req) {
+    const std::string& body = req.body();
+    const size_t first = body.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && body[first] == '[') {
+      return reply(bhttp::status::bad_request,
+                   error_body("Invalid Request: batches are not accepted over HTTP; send one message per POST",
+                              mcp::jsonrpc::kInvalidRequest));
+    }
+    std::shared_ptr<http_session> session;
+    http_session::post_result result;
+    if (sv(req["mcp-session-id"]).empty()) {
+      // Only initialize may come without a session; it creates one.
+      session = session_registry::make(*ep.server);
+      result = session->post(body);
+      if (!result.initialize) {
+        session->close(0);
+        if (result.status == 400) return reply(bhttp::status::bad_request, result.body);
+        return reply(bhttp::status::bad_request,
+                     error_body("Bad Request: Mcp-Session-Id header is required (send initialize first)"));
+      }
+      auto admitted = ep.sessions.add(session);
+      if (admitted.evicted) {
+        ctx_.evicted_sessions.note(cat("at the limit of ", ep.sessions.settings().max_sessions, " sessions at ",
+                                       ep.path, ", ended a session to make room for a new one (unused ones go first)"));
+        close_later(std::move(admitted.evicted), 0);
+      }
+      if (!admitted.added) {
+        ctx_.refused_sessions.note(cat("refused a new session at ", ep.path, ": all ",
+                                       ep.sessions.settings().max_sessions, " sessions are in use"));
+        close_later(std::move(session), 0);
+        auto res = make_response(bhttp::status::service_unavailable,
+                                 error_body(cat("Service Unavailable: this endpoint already serves ",
+                                                ep.sessions.settings().max_sessions,
+                                                " sessions in use; end one with DELETE or try again later")));
+        res->set(bhttp::field::retry_after, "5");
+        return send(std::move(res));
+      }
+      session_header_ = session->id();
+    } else {
+      session = named_session(ep, req);
+      if (!session) return;
+      result = session->post(body);
+    }
+    if (result.status == 400) return reply(bhttp::status::bad_request, result.body);
+    if (result.status == 404) {
+      return reply(bhttp::status::not_found, error_body("Session not found: it ended; initialize again"));
+    }
+    if (result.status == 202) return reply(bhttp::status::accepted, "");
+    begin_stream(session, result.stream, 0, true);
+  }
+
+  void handle_get(endpoint_state& ep, bhttp::request<bhttp::string_body>& req) {
+    auto session = named_session(ep, req);
+    if (!session) return;
+    const std::string_view last = sv(req["last-event-id"]);
+    if (last.empty()) {
+      auto s = session->standalone();
+      return begin_stream(session, s, s->delivered(), false);
+    }
+    // "<stream>-<sequence>"
+    int index = -1;
+    uint64_t seq = 0;
+    const size_t dash = last.find('-');
+    bool ok = dash != std::string_view::npos;
+    if (ok) {
+      auto r1 = std::from_chars(last.data(), last.data() + dash, index);
+      auto r2 = std::from_chars(last.data() + dash + 1, last.data() + last.size(), seq);
+      ok = r1.ec == std::errc() && r2.ec == std::errc() && r1.ptr == last.data() + dash &&
+           r2.ptr == last.data() + last.size();
+    }
+    std::shared_ptr<stream> s = ok ? session->find_stream(index) : nullptr;
+    if (!s) {
+      return reply(bhttp::status::bad_request,
+                   error_body(cat("Bad Request: Last-Event-ID '", last, "' names no stream this session still keeps")));
+    }
+    begin_stream(session, s, seq, false);
+  }
+
+  void handle_delete(endpoint_state& ep, bhttp::request<bhttp::string_body>& req) {
+    auto session = named_session(ep, req);
+    if (!session) return;
+    ep.sessions.remove(session->id());
+    close_later(session, 0);  // the client said it is done: its calls are cancelled now
+    session_header_.clear();
+    reply(bhttp::status::ok, "");
+  }
+
+  // ---- Plain responses ---------------------------------------------------------------------
+
+  std::shared_ptr<bhttp::response<bhttp::string_body>> make_response(bhttp::status status, std::string body) {
+    auto res = std::make_shared<bhttp::response<bhttp::string_body>>(status, version_);
+    res->set(bhttp::field::server, "toolhost");
+    if (!body.empty()) res->set(bhttp::field::content_type, "application/json");
+    if (!session_header_.empty()) res->set("Mcp-Session-Id", session_header_);
+    if (status == bhttp::status::unauthorized) res->set(bhttp::field::www_authenticate, "Bearer realm=\"toolhost\"");
+    res->body() = std::move(body);
+    res->keep_alive(keep_alive_);
+    res->prepare_payload();
+    return res;
+  }
+
+  void reply(bhttp::status status, std::string body) { send(make_response(status, std::move(body))); }
+
+  void send(std::shared_ptr<bhttp::response<bhttp::string_body>> res) {
+    bhttp::async_write(socket_, *res, [self = shared_from_this(), res](beast::error_code ec, size_t) {
+      if (ec) return self->close();
+      self->next_request();
+    });
+  }
+
+  void next_request() {
+    if (!keep_alive_) return close();
+    wait_request(false);
+  }
+
+  // At the cap with every connection working: a 503 that says so, then close. The request is
+  // drained briefly first so that closing does not reset the connection before the client reads
+  // the answer.
+  void refuse() {
+    ctx_.refused_connections.note(cat("refused a connection: all ", ctx_.connections.max(),
+                                      " connections are busy with requests (503)"));
+    if (g_refusing.fetch_add(1) >= kMaxRefusing) {
+      --g_refusing;
+      return close();
+    }
+    refusing_ = true;
+    keep_alive_ = false;
+    static const std::string kBody =
+        error_body("Service Unavailable: toolhost is at its connection limit, every connection busy; retry shortly");
+    out_ = cat("HTTP/1.1 503 Service Unavailable\r\nServer: toolhost\r\nContent-Type: application/json\r\n"
+               "Retry-After: 1\r\nConnection: close\r\nContent-Length: ",
+               kBody.size(), "\r\n\r\n", kBody);
+    socket_.expires_after(std::chrono::seconds(1));
+    net::async_write(socket_, net::buffer(out_), [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) return self->close();
+      beast::error_code ignored;
+      self->socket_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      self->socket_.expires_after(std::chrono::milliseconds(250));
+      self->drain();
+    });
+  }
+
+  void drain() {
+    socket_.async_read_some(net::buffer(scratch_), [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) return self->close();
+      self->drain();
+    });
+  }
+
+  // ---- Streams -----------------------------------------------------------------------------
+
+  // A POST starts undecided: if its answer is the first and only message it goes out as one JSON
+  // body, and anything sent before the answer (progress, logs, elicitation) turns it into SSE.
+  void begin_stream(const std::shared_ptr<http_session>& session, std::shared_ptr<stream> s, uint64_t after,
+                    bool post) {
+    session_ = session;
+    stream_ = std::move(s);
+    self_ = shared_from_this();  // nothing else owns a connection that waits for its stream
+    cursor_ = after;
+    wrote_event_ = false;
+    mode_ = post ? mode::pending : mode::sse;
+    std::weak_ptr<connection> weak = shared_from_this();
+    auto executor = socket_.get_executor();
+    generation_ = stream_->attach([weak, executor] {
+      net::post(executor, [weak] {
+        if (auto self = weak.lock()) self->pump();
+      });
+    });
+    pending_headers_ = mode_ == mode::sse;
+    if (mode_ == mode::sse) arm_keepalive();
+    watch_peer();
+    pump();
+  }
+
+  // While the connection waits for its stream nothing reads from it, so a client that hangs up
+  // would go unnoticed until the answer is written: wait for the socket to turn readable, which
+  // is either the client's next request (it is still there) or the end of the connection.
+  void watch_peer() {
+    const uint64_t watch = ++watch_;
+    socket_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this(), watch](beast::error_code ec) {
+      if (ec || watch != self->watch_ || !self->stream_) return;
+      beast::error_code e;
+      if (self->socket_.socket().available(e) > 0 && !e) return;  // a pipelined request: still there
+      self->lost_peer();
+    });
+  }
+
+  // The client went away before its answer: its request is cancelled, at once if it never saw an
+  // event id to resume with, else after resume_grace unless it came back for the stream.
+  void lost_peer() {
+    auto s = stream_;
+    auto session = session_.lock();
+    const bool resumable = wrote_event_;
+    close();
+    if (!s || !session) return;
+    if (!resumable) return session->abandon(s);
+    auto timer = std::make_shared<net::steady_timer>(socket_.get_executor(), ctx_.opts.resume_grace);
+    timer->async_wait([timer, s, weak = std::weak_ptr<http_session>(session)](beast::error_code) {
+      if (auto session = weak.lock()) session->abandon(s);
+    });
+  }
+
+  std::string sse_headers() const {
+    std::string h =
+        "HTTP/1.1 200 OK\r\nServer: toolhost\r\nContent-Type: text/event-stream\r\n"
+        "Cache-Control: no-cache, no-transform\r\nX-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n";
+    if (!session_header_.empty()) append(h, "Mcp-Session-Id: ", session_header_, "\r\n");
+    if (!keep_alive_) h += "Connection: close\r\n";
+    h += "\r\n";
+    return h;
+  }
+
+  void pump() {
+    if (!stream_) return;
+    if (writing_) {
+      again_ = true;
+      return;
+    }
+    if (!stream_->is_current(generation_)) {  // another connection resumed this stream
+      keep_alive_ = false;
+      std::string out = pending_headers_ ? sse_headers() : "";
+      if (mode_ == mode::sse) out += "0\r\n\r\n";
+      return write_stream(std::move(out), true);
+    }
+    stream::slice slice = stream_->take(cursor_);
+    if (mode_ == mode::pending) {
+      if (slice.events.empty() && !slice.ended) return;
+      if (slice.ended && slice.events.size() <= 1) {
+        std::string body = slice.events.empty() ? std::string() : std::move(slice.events.back().data);
+        const bhttp::status status = body.empty() ? bhttp::status::accepted : bhttp::status::ok;
+        if (auto session = session_.lock()) session->release(stream_);  // no event id went out
+        drop_stream();
+        return reply(status, std::move(body));
+      }
+      mode_ = mode::sse;
+      pending_headers_ = true;
+      arm_keepalive();
+    }
+    std::string out;
+    if (pending_headers_) {
+      out = sse_headers();
+      pending_headers_ = false;
+    }
+    for (const auto& e : slice.events) {
+      out += chunk(cat("id: ", stream_->event_id(e.seq), "\ndata: ", e.data, "\n\n"));
+      cursor_ = e.seq;
+    }
+    if (slice.ended) out += "0\r\n\r\n";
+    if (out.empty()) return;
+    write_stream(std::move(out), slice.ended);
+  }
+
+  void write_stream(std::string out, bool last) {
+    writing_ = true;
+    out_ = std::move(out);
+    const uint64_t written = cursor_;
+    net::async_write(socket_, net::buffer(out_), [self = shared_from_this(), last, written](beast::error_code ec, size_t) {
+      self->writing_ = false;
+      if (ec) return self->lost_peer();
+      if (self->stream_ && written != 0) {
+        self->stream_->mark_delivered(written);
+        self->wrote_event_ = true;
+      }
+      if (last) {
+        self->out_ = std::string();  // a long stream's buffer is not kept for the next request
+        if (self->stream_ && self->stream_->delivered_to_end()) {
+          if (auto session = self->session_.lock()) session->release(self->stream_);
+        }
+        self->drop_stream();
+        return self->next_request();
+      }
+      if (self->again_) {
+        self->again_ = false;
+        self->pump();
+      }
+    });
+  }
+
+  void arm_keepalive() {
+    timer_.expires_after(ctx_.opts.keepalive_interval);
+    timer_.async_wait([weak = std::weak_ptr<connection>(shared_from_this())](beast::error_code ec) {
+      auto self = weak.lock();
+      if (ec || !self || !self->stream_ || self->mode_ != mode::sse) return;
+      if (!self->writing_) {
+        std::string out = self->pending_headers_ ? self->sse_headers() : "";
+        self->pending_headers_ = false;
+        out += chunk(": keep-alive\n\n");
+        self->write_stream(std::move(out), false);
+      }
+      self->arm_keepalive();
+    });
+  }
+
+  void drop_stream() {
+    auto keep = std::move(self_);  // released when this returns, not while it runs
+    if (stream_) {
+      stream_->detach(generation_);
+      ++watch_;  // the peer watch ends with the stream
+      beast::error_code ignored;
+      socket_.socket().cancel(ignored);
+    }
+    stream_.reset();
+    session_.reset();
+    mode_ = mode::none;
+    again_ = false;
+    timer_.cancel();
+  }
+
+  void close() {
+    waiting_ = false;
+    drop_stream();
+    ctx_.connections.leave(slot_);
+    if (refusing_) {
+      refusing_ = false;
+      --g_refusing;
+    }
+    beast::error_code ec;
+    socket_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    socket_.close();
+  }
+
+  beast::tcp_stream socket_;
+  server_context& ctx_;
+  connection_table::slot slot_;
+  net::steady_timer timer_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  endpoint_state* endpoint_ = nullptr;
+  bool keep_alive_ = true;
+  unsigned version_ = 11;
+  std::string session_header_;
+  bool refusing_ = false;
+  bool waiting_ = false;  // for a request: the table may preempt it
+  char scratch_[512];
+
+  std::weak_ptr<http_session> session_;
+  std::shared_ptr<stream> stream_;
+  std::shared_ptr<connection> self_;
+  uint64_t cursor_ = 0;
+  uint64_t generation_ = 0;
+  uint64_t watch_ = 0;
+  mode mode_ = mode::none;
+  bool pending_headers_ = false;
+  bool writing_ = false;
+  bool again_ = false;
+  bool wrote_event_ = false;  // an event id reached the client: it can resume
+  std::string out_;
+};
+
+}  // namespace
+
+void serve_connection(tcp::socket socket, server_context& ctx) {
+  beast::error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);  // small JSON-RPC writes must not wait for Nagle
+  std::make_shared<connection>(std::move(socket), ctx)->start();
+}
+
+}  // namespace toolhost::transport::http
