@@ -226,6 +226,7 @@ int plugins(const cli::options& o) {
   } else {
     settings = all_plugins_server(loader, "(all plugins)");
   }
+  settings.listing = true;
   loader.load_all();
   mcp::server srv(*cfg, settings, loader);
   srv.load_now();

@@ -224,6 +224,26 @@ double percentile(std::vector<double> xs, int p) {
   return xs[std::min(xs.size() - 1, xs.size() * static_cast<size_t>(p) / 100)];
 }
 
+// One server alone on the machine: `calls` sequential echo calls after a warm-up. `inits` are its
+// cold starts' times (the median is reported).
+stdio_numbers measure_stdio(const std::vector<std::string>& argv, std::vector<double> inits, int calls) {
+  double ms = 0;
+  stdio_server server = cold_start(argv, &ms);
+  inits.push_back(ms);
+  write_line(server.p.to_child, kInitialized);
+  echo_calls(server, std::min(200, calls / 10), nullptr);  // warm-up
+  std::vector<double> lat;
+  echo_calls(server, calls, &lat);
+  stdio_numbers out;
+  std::sort(inits.begin(), inits.end());
+  out.init_ms = inits[inits.size() / 2];
+  out.p50_us = percentile(lat, 50);
+  out.p99_us = percentile(lat, 99);
+  out.rss_kb = peak_rss_kb(server.p.pid);
+  terminate(server.p);
+  return out;
+}
+
 // Cold starts alternate between the two servers, so that a machine that speeds up or slows
 // down during the run (a shared or virtual one does) weighs on both alike. Then each server in
 // turn, alone on the machine, answers `calls` sequential echo calls after a warm-up.
@@ -238,24 +258,8 @@ std::pair<stdio_numbers, stdio_numbers> bench_stdio(const std::vector<std::strin
       terminate(server.p);
     }
   }
-  auto measure = [&](const std::vector<std::string>& argv, std::vector<double> inits) {
-    double ms = 0;
-    stdio_server server = cold_start(argv, &ms);
-    write_line(server.p.to_child, kInitialized);
-    echo_calls(server, std::min(200, calls / 10), nullptr);  // warm-up
-    std::vector<double> lat;
-    echo_calls(server, calls, &lat);
-    stdio_numbers out;
-    std::sort(inits.begin(), inits.end());
-    out.init_ms = inits[inits.size() / 2];
-    out.p50_us = percentile(lat, 50);
-    out.p99_us = percentile(lat, 99);
-    out.rss_kb = peak_rss_kb(server.p.pid);
-    terminate(server.p);
-    return out;
-  };
-  stdio_numbers n_ours = measure(ours, init_ours);
-  stdio_numbers n_theirs = measure(theirs, init_theirs);
+  stdio_numbers n_ours = measure_stdio(ours, init_ours, calls);
+  stdio_numbers n_theirs = measure_stdio(theirs, init_theirs, calls);
   return {n_ours, n_theirs};
 }
 
@@ -489,7 +493,7 @@ std::string fmt(const char* f, double v) {
 int main(int argc, char** argv) {
   std::map<std::string, std::string> opt = {{"--calls", "3000"}, {"--seconds", "5"}, {"--starts", "9"}};
   for (int i = 1; i + 1 < argc; i += 2) opt[argv[i]] = argv[i + 1];
-  for (const char* need : {"--toolhost", "--config", "--node", "--everything"}) {
+  for (const char* need : {"--toolhost", "--config", "--node", "--everything", "--floor"}) {
     if (opt.count(need) == 0) fail(std::string("missing ") + need + " (see bench/mcp/run)");
   }
   const int calls = std::atoi(opt["--calls"].c_str());
@@ -505,6 +509,9 @@ int main(int argc, char** argv) {
   auto theirs_stdio = theirs;
   theirs_stdio.push_back("stdio");
   const auto [s_ours, s_theirs] = bench_stdio(ours, theirs_stdio, starts, calls);
+
+  std::fprintf(stderr, "mcp_bench: stdio, the line-echo floor ...\n");
+  const stdio_numbers s_floor = measure_stdio({opt["--floor"]}, {}, calls);
 
   std::fprintf(stderr, "mcp_bench: HTTP, toolhost ...\n");
   int port = free_port();
@@ -537,5 +544,13 @@ int main(int argc, char** argv) {
   row("peak RSS, HTTP run", fmt("%.1f MiB", h_ours.rss_kb / 1024.0), fmt("%.1f MiB", h_theirs.rss_kb / 1024.0),
       static_cast<double>(h_theirs.rss_kb) / h_ours.rss_kb, 0);
   std::printf("\nratio: how many times better toolhost is (reference/toolhost for times and memory, toolhost/reference for calls/s)\n");
+  // The floor: what any stdio server pays per call (bench/mcp/line_echo.c, driven the same way).
+  const double over_floor = s_ours.p50_us / s_floor.p50_us;
+  std::printf("\n%-42s %14s %14s %9s   %s\n", "floor (minimal C line echo)", "toolhost", "floor", "ratio", "goal");
+  std::printf("%-42s %14s %14s %8.1fx   <= 2x %s\n", "tools/call latency p50 (stdio)", fmt("%.1f us", s_ours.p50_us).c_str(),
+              fmt("%.1f us", s_floor.p50_us).c_str(), over_floor, over_floor <= 2 ? "met" : "MISSED");
+  std::printf("%-42s %14s %14s %8.1fx   -\n", "tools/call latency p99 (stdio)", fmt("%.1f us", s_ours.p99_us).c_str(),
+              fmt("%.1f us", s_floor.p99_us).c_str(), s_ours.p99_us / s_floor.p99_us);
+  std::printf("ratio here: toolhost/floor (how much above the least a stdio server can cost)\n");
   return 0;
 }

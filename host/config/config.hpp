@@ -33,6 +33,7 @@ struct server {
   std::map<std::string, permission, std::less<>> permissions;  // overrides of the global table
   std::map<std::string, std::string, std::less<>> settings;    // plugin id -> JSON object text
   std::string source;                                          // "file:line:column" of its table
+  bool listing = false;  // started only to list what its plugins register (toolhost plugins)
 };
 
 struct http {

@@ -43,7 +43,8 @@ void server::load() {
     if (lib->status != plugins::load_status::loaded) continue;  // the loader has said why
     auto settings = settings_.settings.find(id);
     auto inst = std::make_unique<plugins::instance>(*lib, registry_, *this, name(), global_.dir,
-                                                    settings != settings_.settings.end() ? settings->second : "{}");
+                                                    settings != settings_.settings.end() ? settings->second : "{}",
+                                                    settings_.listing);
     if (!inst->init()) {
       lib->status = inst->status();
       lib->message = inst->message();
@@ -78,7 +79,26 @@ config::permission server::permission_of(const plugins::permission_kind& kind) c
   return global_.permission_for(settings_, kind.id).value_or(kind.default_value);
 }
 
+void server::wait_for_late_instructions() const {
+  // The longest wait any provider whose instructions are still unknown asked for, from now.
+  const auto start = std::chrono::steady_clock::now();
+  auto deadline = start;
+  for (const auto& p : registry_.providers()) {
+    if (p.desc.instructions_wait_ms == 0) continue;
+    deadline = std::max(deadline, start + std::chrono::milliseconds(p.desc.instructions_wait_ms));
+  }
+  if (deadline == start) return;
+  std::unique_lock lock(instructions_mutex_);
+  instructions_known_cv_.wait_until(lock, deadline, [this] {
+    for (const auto& p : registry_.providers()) {
+      if (p.desc.instructions_wait_ms != 0 && instructions_known_.count(p.owner) == 0) return false;
+    }
+    return true;
+  });
+}
+
 std::string server::instructions() const {
+  wait_for_late_instructions();
   std::string text = registry_.instructions();
   for (const auto& p : registry_.providers()) {
     if (p.desc.instructions == nullptr) continue;
@@ -112,6 +132,13 @@ void server::for_each_session(F&& fn) {
 }
 
 void server::list_changed(std::string_view plugin, uint32_t lists) {
+  if ((lists & TOOLHOST_LIST_INSTRUCTIONS) != 0) {
+    {
+      std::lock_guard lock(instructions_mutex_);
+      instructions_known_.emplace(plugin);
+    }
+    instructions_known_cv_.notify_all();
+  }
   if ((lists & TOOLHOST_LIST_TOOLS) != 0) catalog_.tools_changed();
   ::toolhost::log::debug("server", cat("plugin '", plugin, "' changed its lists (", lists, ")"));
   const std::pair<uint32_t, const char*> kinds[] = {{TOOLHOST_LIST_TOOLS, "notifications/tools/list_changed"},

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -58,7 +59,8 @@ class server final : public plugins::host_events {
   // The effective setting of a permission kind in this server.
   config::permission permission_of(const plugins::permission_kind& kind) const;
 
-  // Server instructions: what the plugins registered plus what providers offer now.
+  // Server instructions: what the plugins registered plus what providers offer now, after
+  // waiting (bounded by each provider's instructions_wait_ms) for late ones to be announced.
   std::string instructions() const;
 
   void attach(session* s);
@@ -71,6 +73,7 @@ class server final : public plugins::host_events {
 
  private:
   void load();
+  void wait_for_late_instructions() const;
   template <class F>
   void for_each_session(F&& fn);
 
@@ -88,6 +91,11 @@ class server final : public plugins::host_events {
 
   std::mutex sessions_mutex_;
   std::vector<session*> sessions_;
+
+  // Plugins whose providers announced their late instructions (TOOLHOST_LIST_INSTRUCTIONS).
+  mutable std::mutex instructions_mutex_;
+  mutable std::condition_variable instructions_known_cv_;
+  std::set<std::string, std::less<>> instructions_known_;
 
   mcp::catalog catalog_;
 

@@ -12,6 +12,17 @@
 #include "host/mcp/session_params.hpp"
 
 namespace toolhost::mcp {
+namespace {
+
+// A plugin's answer goes on the wire as a JSON-RPC result only if it is one JSON object:
+// anything else would corrupt the stream.
+bool is_json_object(const std::string& text) {
+  rapidjson::Document doc;
+  doc.Parse(text.c_str(), text.size());
+  return !doc.HasParseError() && doc.IsObject();
+}
+
+}  // namespace
 
 void session::respond_page(const request_ptr& request, const char* field,
                            const std::vector<std::pair<std::string, std::string>>& items, const std::string& cursor) {
@@ -43,6 +54,10 @@ void session::resources_read(const request_ptr& request, const rapidjson::Value*
     call_context context(shared_from_this(), call);
     sdk::string_writer out;
     const toolhost_status_t s = server_.catalog().read_resource(context.raw(), uri, out);
+    if (s == TOOLHOST_OK && !is_json_object(out.text())) {
+      return respond_error(request, jsonrpc::kInternalError,
+                           cat("Could not read ", uri, ": the plugin's answer is not a JSON object (a ReadResourceResult)"));
+    }
     if (s == TOOLHOST_OK) return respond(request, filtered(out.take()));
     if (s == TOOLHOST_ERR_NOT_FOUND) {
       return respond_error(request, jsonrpc::kResourceNotFound, cat("Resource not found: ", uri),
@@ -122,6 +137,10 @@ void session::prompts_get(const request_ptr& request, const rapidjson::Value* pa
     call_context context(shared_from_this(), call);
     sdk::string_writer out;
     const toolhost_status_t s = server_.catalog().get_prompt(context.raw(), name, args, out);
+    if (s == TOOLHOST_OK && !is_json_object(out.text())) {
+      return respond_error(request, jsonrpc::kInternalError,
+                           cat("Prompt ", name, " failed: the plugin's answer is not a JSON object (a GetPromptResult)"));
+    }
     if (s == TOOLHOST_OK) return respond(request, filtered(out.take()));
     if (s == TOOLHOST_ERR_NOT_FOUND) return respond_error(request, jsonrpc::kInvalidParams, cat("Unknown prompt: ", name));
     if (s == TOOLHOST_ERR_INVALID_ARGUMENT) {

@@ -6,14 +6,17 @@
 #include <exception>
 
 #include <absl/strings/str_cat.h>
+#include <absl/strings/str_format.h>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 #include <toolhost/sdk/json.hpp>
+#include <toolhost/sdk/status.hpp>
 #include <toolhost/sdk/writer.hpp>
 
 #include "host/log.hpp"
+#include "host/plugins/abi_struct.hpp"
 #include "host/plugins/crash_guard.hpp"
 
 namespace toolhost::plugins {
@@ -54,8 +57,8 @@ toolhost_status_t refuse(const toolhost_host_t* host, toolhost_writer_t* error, 
 toolhost_status_t from_status(const toolhost_host_t* host, toolhost_writer_t* error, const absl::Status& s) {
   if (s.ok()) return TOOLHOST_OK;
   const bool dup = s.code() == absl::StatusCode::kAlreadyExists;
-  return refuse(host, error, dup ? TOOLHOST_ERR_ALREADY_EXISTS : TOOLHOST_ERR_INVALID_ARGUMENT,
-                dup ? load_status::duplicate_name : load_status::init_failed, std::string(s.message()));
+  return refuse(host, error, sdk::to_status_code(s.code()), dup ? load_status::duplicate_name : load_status::init_failed,
+                std::string(s.message()));
 }
 
 // Registration is only open while the plugin's init runs.
@@ -75,22 +78,49 @@ config::permission to_permission(toolhost_permission_t p) {
 
 // ---- toolhost.registry/1 ----
 
-toolhost_status_t register_permission_kind(const toolhost_host_t* host, const toolhost_permission_kind_desc_t* d,
+// The registration `in` by the growth rule, or a refusal that fails the init.
+template <class T>
+const T* read_registration(const toolhost_host_t* host, const T* in, std::string_view name, T& out,
+                           toolhost_writer_t* error) {
+  auto r = read_struct(in, name);
+  if (!r.ok()) {
+    refuse(host, error, TOOLHOST_ERR_INVALID_ARGUMENT, load_status::init_failed, std::string(view(r.status().message())));
+    return nullptr;
+  }
+  out = *r;
+  return &out;
+}
+
+constexpr uint32_t kKnownToolFlags = TOOLHOST_TOOL_CONCURRENT | TOOLHOST_TOOL_SUGGESTION | TOOLHOST_TOOL_REVIEWABLE;
+
+toolhost_status_t register_permission_kind(const toolhost_host_t* host, const toolhost_permission_kind_desc_t* in,
                                            toolhost_writer_t* error) {
   if (!open_for_registration(host, error)) return TOOLHOST_ERR_WRONG_STATE;
   instance& self = instance::of(host);
+  toolhost_permission_kind_desc_t copy;
+  const auto* d = read_registration(host, in, "toolhost_permission_kind_desc_t", copy, error);
+  if (d == nullptr) return TOOLHOST_ERR_INVALID_ARGUMENT;
   permission_kind k{d->id != nullptr ? d->id : "", d->label != nullptr ? d->label : "", to_permission(d->default_value),
                     self.lib().id};
   return from_status(host, error, self.reg().add_permission_kind(std::move(k)));
 }
 
-toolhost_status_t register_tool(const toolhost_host_t* host, const toolhost_tool_desc_t* d, toolhost_writer_t* error) {
+toolhost_status_t register_tool(const toolhost_host_t* host, const toolhost_tool_desc_t* in, toolhost_writer_t* error) {
   if (!open_for_registration(host, error)) return TOOLHOST_ERR_WRONG_STATE;
   instance& self = instance::of(host);
+  toolhost_tool_desc_t copy;
+  const auto* d = read_registration(host, in, "toolhost_tool_desc_t", copy, error);
+  if (d == nullptr) return TOOLHOST_ERR_INVALID_ARGUMENT;
   const std::string name = d->name != nullptr ? d->name : "";
   if (d->call == nullptr) {
     return refuse(host, error, TOOLHOST_ERR_INVALID_ARGUMENT, load_status::init_failed,
                   cat("tool '", name, "' has no call function"));
+  }
+  if ((d->flags & ~kKnownToolFlags) != 0) {
+    return refuse(host, error, TOOLHOST_ERR_INVALID_ARGUMENT, load_status::init_failed,
+                  absl::StrFormat("tool '%s' sets flags 0x%x that this toolhost does not know; the plugin needs a "
+                                  "newer toolhost, or must leave them unset",
+                                  name, d->flags & ~kKnownToolFlags));
   }
   rapidjson::StringBuffer buffer;
   json_writer w(buffer);
@@ -124,10 +154,13 @@ toolhost_status_t register_tool(const toolhost_host_t* host, const toolhost_tool
   return from_status(host, error, self.reg().add_tool(std::move(t)));
 }
 
-toolhost_status_t register_resource(const toolhost_host_t* host, const toolhost_resource_desc_t* d,
+toolhost_status_t register_resource(const toolhost_host_t* host, const toolhost_resource_desc_t* in,
                                     toolhost_writer_t* error) {
   if (!open_for_registration(host, error)) return TOOLHOST_ERR_WRONG_STATE;
   instance& self = instance::of(host);
+  toolhost_resource_desc_t copy;
+  const auto* d = read_registration(host, in, "toolhost_resource_desc_t", copy, error);
+  if (d == nullptr) return TOOLHOST_ERR_INVALID_ARGUMENT;
   if (d->uri == nullptr || d->name == nullptr || d->read == nullptr) {
     return refuse(host, error, TOOLHOST_ERR_INVALID_ARGUMENT, load_status::init_failed,
                   "a resource needs a uri, a name and a read function");
@@ -146,10 +179,13 @@ toolhost_status_t register_resource(const toolhost_host_t* host, const toolhost_
   return from_status(host, error, self.reg().add_resource(std::move(r)));
 }
 
-toolhost_status_t register_prompt(const toolhost_host_t* host, const toolhost_prompt_desc_t* d,
+toolhost_status_t register_prompt(const toolhost_host_t* host, const toolhost_prompt_desc_t* in,
                                   toolhost_writer_t* error) {
   if (!open_for_registration(host, error)) return TOOLHOST_ERR_WRONG_STATE;
   instance& self = instance::of(host);
+  toolhost_prompt_desc_t copy;
+  const auto* d = read_registration(host, in, "toolhost_prompt_desc_t", copy, error);
+  if (d == nullptr) return TOOLHOST_ERR_INVALID_ARGUMENT;
   if (d->name == nullptr || d->get == nullptr) {
     return refuse(host, error, TOOLHOST_ERR_INVALID_ARGUMENT, load_status::init_failed,
                   "a prompt needs a name and a get function");
@@ -179,18 +215,26 @@ toolhost_status_t register_provider(const toolhost_host_t* host, const toolhost_
                                     toolhost_writer_t* error) {
   if (!open_for_registration(host, error)) return TOOLHOST_ERR_WRONG_STATE;
   instance& self = instance::of(host);
+  // A table of functions the plugin offers: what this host does not know it never calls.
+  auto desc = read_struct(d, "toolhost_provider_desc_t", tail::ignored);
+  if (!desc.ok()) {
+    return refuse(host, error, TOOLHOST_ERR_INVALID_ARGUMENT, load_status::init_failed,
+                  std::string(view(desc.status().message())));
+  }
   provider p;
-  std::memcpy(&p.desc, d, std::min<size_t>(d->struct_size, sizeof(p.desc)));
-  p.desc.struct_size = sizeof(p.desc);
+  p.desc = *desc;
   p.owner = self.lib().id;
   self.reg().add_provider(std::move(p));
   return TOOLHOST_OK;
 }
 
-toolhost_status_t register_transport(const toolhost_host_t* host, const toolhost_transport_desc_t* d,
+toolhost_status_t register_transport(const toolhost_host_t* host, const toolhost_transport_desc_t* in,
                                      toolhost_writer_t* error) {
   if (!open_for_registration(host, error)) return TOOLHOST_ERR_WRONG_STATE;
   instance& self = instance::of(host);
+  toolhost_transport_desc_t copy;
+  const auto* d = read_registration(host, in, "toolhost_transport_desc_t", copy, error);
+  if (d == nullptr) return TOOLHOST_ERR_INVALID_ARGUMENT;
   if (d->kind == nullptr || d->name == nullptr || d->factory == nullptr) {
     return refuse(host, error, TOOLHOST_ERR_INVALID_ARGUMENT, load_status::init_failed,
                   "a transport needs a kind, a name and a factory");
@@ -292,7 +336,7 @@ const char* signal_name(int sig) {
 }  // namespace
 
 instance::instance(library& lib, registry& reg, host_events& events, std::string server_name, std::string config_dir,
-                   std::string settings_json)
+                   std::string settings_json, bool listing)
     : lib_(lib),
       registry_(reg),
       events_(events),
@@ -306,6 +350,7 @@ instance::instance(library& lib, registry& reg, host_events& events, std::string
   host_.version = TOOLHOST_VERSION;
   host_.host_data = this;
   host_.get_service = get_service;
+  host_.flags = listing ? TOOLHOST_HOST_LISTING : 0;
 }
 
 void instance::refuse(load_status why, std::string message) {
@@ -322,7 +367,7 @@ bool instance::init() {
   initializing_ = true;
   const int sig = run_guarded([&] {
     try {
-      ok = lib_.entry->init(&host_, &plugin_instance_, error.raw());
+      ok = lib_.init(&host_, &plugin_instance_, error.raw());
     } catch (const std::exception& e) {  // a plugin not built with the SDK may still throw
       thrown = e.what();
     } catch (...) {
@@ -355,7 +400,7 @@ bool instance::init() {
   }
   // A plugin that registered something and then failed keeps nothing. If init had succeeded
   // before a registration was refused, undo it too.
-  if (ok && sig == 0 && lib_.entry->deinit != nullptr) lib_.entry->deinit(plugin_instance_);
+  if (ok && sig == 0 && lib_.deinit != nullptr) lib_.deinit(plugin_instance_);
   registry_.withdraw(lib_.id);
   log::warning("plugins", message_);
   return false;
@@ -364,7 +409,7 @@ bool instance::init() {
 void instance::deinit() {
   if (!active_) return;
   active_ = false;
-  if (lib_.entry->deinit != nullptr) lib_.entry->deinit(plugin_instance_);
+  if (lib_.deinit != nullptr) lib_.deinit(plugin_instance_);
 }
 
 }  // namespace toolhost::plugins

@@ -24,8 +24,9 @@ class host_events {
 
 class instance {
  public:
+  // `listing`: the instance only shows what it registers (TOOLHOST_HOST_LISTING).
   instance(library& lib, registry& reg, host_events& events, std::string server_name, std::string config_dir,
-           std::string settings_json);
+           std::string settings_json, bool listing = false);
   instance(const instance&) = delete;
   instance& operator=(const instance&) = delete;
 

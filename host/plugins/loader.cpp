@@ -13,6 +13,7 @@
 #include <absl/strings/str_cat.h>
 
 #include "host/log.hpp"
+#include "host/plugins/abi_struct.hpp"
 
 namespace toolhost::plugins {
 namespace {
@@ -53,29 +54,49 @@ void check_entry(library& lib) {
   if (e->abi_major != TOOLHOST_ABI_MAJOR) {
     lib.status = load_status::wrong_abi;
     lib.message = cat(lib.path, " was built for toolhost plugin ABI ", e->abi_major, ".", e->abi_minor,
-                               " but this toolhost speaks ABI ", TOOLHOST_ABI_MAJOR, ".", TOOLHOST_ABI_MINOR,
-                               "; rebuild the plugin against this toolhost's SDK");
+                      " but this toolhost speaks ABI ", TOOLHOST_ABI_MAJOR, ".", TOOLHOST_ABI_MINOR,
+                      "; rebuild the plugin against this toolhost's SDK");
     return;
   }
   if (e->abi_minor > TOOLHOST_ABI_MINOR) {
     lib.status = load_status::wrong_abi;
     lib.message = cat(lib.path, " needs toolhost plugin ABI ", e->abi_major, ".", e->abi_minor,
-                               " but this toolhost provides ", TOOLHOST_ABI_MAJOR, ".", TOOLHOST_ABI_MINOR,
-                               "; update toolhost or rebuild the plugin against the older SDK");
+                      " but this toolhost provides ", TOOLHOST_ABI_MAJOR, ".", TOOLHOST_ABI_MINOR,
+                      "; update toolhost or rebuild the plugin against the older SDK");
     return;
   }
-  constexpr size_t kMinSize = offsetof(toolhost_plugin_entry_t, deinit) + sizeof(e->deinit);
-  if (e->struct_size < kMinSize || e->init == nullptr || e->id == nullptr || !valid_plugin_id(e->id)) {
+  // The entry is read by the growth rule: what its struct_size does not cover is absent (deinit
+  // may be), what lies past the host's layout must be zero.
+  auto read = read_struct(e, "toolhost_plugin_entry_t");
+  std::string problem;
+  constexpr size_t kMinSize = offsetof(toolhost_plugin_entry_t, init) + sizeof(e->init);
+  if (!read.ok() && e->struct_size > sizeof(toolhost_plugin_entry_t) && e->struct_size <= kMaxStructSize) {
+    lib.status = load_status::wrong_abi;  // it uses an entry field of a newer ABI
+    lib.message = cat(lib.path, ": ", view(read.status().message()));
+    return;
+  }
+  if (!read.ok()) {
+    problem = std::string(view(read.status().message()));
+  } else if (e->struct_size < kMinSize) {
+    problem = cat("struct_size ", e->struct_size, " is too small to hold init, which needs ", kMinSize);
+  } else if (read->id == nullptr) {
+    problem = "no id";
+  } else if (!valid_plugin_id(read->id)) {
+    problem = cat("id '", read->id, "' is not 1 to 64 letters, digits, '_', '-' or '.'");
+  } else if (read->init == nullptr) {
+    problem = "no init function";
+  }
+  if (!problem.empty()) {
     lib.status = load_status::bad_entry;
-    lib.message = cat(lib.path, " has a malformed toolhost_plugin_entry (struct_size ", e->struct_size,
-                               ", id ", e->id == nullptr ? "missing" : cat("'", e->id, "'"),
-                               e->init == nullptr ? ", no init" : "",
-                               "); ids use letters, digits, '_', '-' and '.'; rebuild it with TOOLHOST_PLUGIN(...)");
+    lib.message = cat(lib.path, " has a malformed toolhost_plugin_entry (", problem,
+                      "); rebuild it with TOOLHOST_PLUGIN(...) or fix the entry as plugin.h describes");
     return;
   }
-  lib.id = e->id;
-  lib.version = e->version != nullptr ? e->version : "";
-  lib.description = e->description != nullptr ? e->description : "";
+  lib.id = read->id;
+  lib.version = read->version != nullptr ? read->version : "";
+  lib.description = read->description != nullptr ? read->description : "";
+  lib.deinit = read->deinit;
+  lib.init = read->init;
 }
 
 }  // namespace

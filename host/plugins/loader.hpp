@@ -38,6 +38,9 @@ struct library {
   uint32_t abi_major = 0;
   uint32_t abi_minor = 0;
   const toolhost_plugin_entry_t* entry = nullptr;
+  // The entry's functions as its struct_size gives them (deinit may be absent).
+  bool (*init)(const toolhost_host_t*, void**, toolhost_writer_t*) = nullptr;
+  void (*deinit)(void*) = nullptr;
   load_status status = load_status::loaded;
   std::string message;  // for failures: the file, the reason and the remedy, in one sentence
   boost::dll::shared_library handle;

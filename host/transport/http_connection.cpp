@@ -2,6 +2,10 @@
 
 #include <toolhost/sdk/strings.hpp>
 
+#include <sys/socket.h>
+
+#include <cerrno>
+
 #include <algorithm>
 #include <atomic>
 #include <charconv>
@@ -438,8 +442,13 @@ class connection : public connection_table::member, public std::enable_shared_fr
     const uint64_t watch = ++watch_;
     socket_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this(), watch](beast::error_code ec) {
       if (ec || watch != self->watch_ || !self->stream_) return;
-      beast::error_code e;
-      if (self->socket_.socket().available(e) > 0 && !e) return;  // a pipelined request: still there
+      // Readiness can be reported late (the edge of bytes that were read since), so look: a byte
+      // is a pipelined request (the client is there), none yet means a stale wake-up (watch on),
+      // and only an orderly or failed end of the connection is a client that went away.
+      char byte = 0;
+      const ssize_t n = ::recv(self->socket_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (n > 0) return;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return self->watch_peer();
       self->lost_peer();
     });
   }

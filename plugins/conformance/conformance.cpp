@@ -326,27 +326,47 @@ absl::Status register_prompts(sdk::plugin& p) {
 
 // test_dynamic_tool appears two seconds after the plugin starts, announced with
 // notifications/tools/list_changed: the way a plugin adds tools at run time.
-struct dynamic_tool {
-  const sdk::plugin* plugin = nullptr;
-  std::atomic<bool> visible{false};
-  std::mutex mutex;
-  std::condition_variable wake;
-  bool stopping = false;
-  std::thread thread;
+class dynamic_tool final : public sdk::provider {
+ public:
+  explicit dynamic_tool(const sdk::plugin& plugin) : plugin_(plugin) {}
+  ~dynamic_tool() override { stop(); }
 
-  static void list(void* ud, toolhost_writer_t* out) {
-    auto* self = static_cast<dynamic_tool*>(ud);
-    sdk::write(out, self->visible ? std::string(R"([{"name":"test_dynamic_tool","description":"A tool that appeared at run time",)"
-                                                R"("inputSchema":{"type":"object","properties":{},"additionalProperties":false},)"
-                                                R"("x-toolhost-permission":"conformance.fixtures"}])")
-                                  : std::string("[]"));
+  void start() {
+    thread_ = std::thread([this] {
+      std::unique_lock lock(mutex_);
+      if (wake_.wait_for(lock, std::chrono::seconds(2), [this] { return stopping_; })) return;
+      visible_ = true;
+      lock.unlock();
+      plugin_.notify_list_changed(TOOLHOST_LIST_TOOLS);
+    });
   }
-  static bool call(void* ud, const toolhost_call_t*, const char* name, const char*, size_t, toolhost_writer_t* out) {
-    auto* self = static_cast<dynamic_tool*>(ud);
-    if (!self->visible || std::string_view(name) != "test_dynamic_tool") return false;
-    sdk::write(out, sdk::result::text("This tool was added at run time.").to_json());
-    return true;
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
   }
+
+  std::string list_tools() override {
+    return visible_ ? R"([{"name":"test_dynamic_tool","description":"A tool that appeared at run time",)"
+                      R"("inputSchema":{"type":"object","properties":{},"additionalProperties":false},)"
+                      R"("x-toolhost-permission":"conformance.fixtures"}])"
+                    : "[]";
+  }
+  std::optional<std::string> call_tool(sdk::call&, std::string_view name, std::string_view) override {
+    if (!visible_ || name != "test_dynamic_tool") return std::nullopt;
+    return sdk::result::text("This tool was added at run time.").to_json();
+  }
+
+ private:
+  const sdk::plugin& plugin_;
+  std::atomic<bool> visible_{false};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
 };
 
 absl::Status init(sdk::plugin& p) {
@@ -355,33 +375,15 @@ absl::Status init(sdk::plugin& p) {
   auto& watched = p.keep(std::make_shared<watched_resource>(p));
   if (s.ok()) s = register_resources(p, watched);
   if (s.ok()) s = register_prompts(p);
+  auto dynamic = std::make_shared<dynamic_tool>(p);
+  if (s.ok()) s = p.provider(dynamic);
   if (!s.ok()) return s;
 
-  auto& dyn = p.keep(std::make_shared<dynamic_tool>());
-  dyn.plugin = &p;
-  toolhost_provider_desc_t provider{};
-  provider.struct_size = sizeof provider;
-  provider.user_data = &dyn;
-  provider.list_tools = &dynamic_tool::list;
-  provider.call_tool = &dynamic_tool::call;
-  if (s = p.provider(provider); !s.ok()) return s;
-
   watched.start();
-  dyn.thread = std::thread([&dyn] {
-    std::unique_lock lock(dyn.mutex);
-    if (dyn.wake.wait_for(lock, std::chrono::seconds(2), [&dyn] { return dyn.stopping; })) return;
-    dyn.visible = true;
-    lock.unlock();
-    dyn.plugin->notify_list_changed(TOOLHOST_LIST_TOOLS);
-  });
-  p.on_deinit([&watched, &dyn] {
+  dynamic->start();
+  p.on_deinit([&watched, dynamic] {
     watched.stop();
-    {
-      std::lock_guard lock(dyn.mutex);
-      dyn.stopping = true;
-    }
-    dyn.wake.notify_all();
-    if (dyn.thread.joinable()) dyn.thread.join();
+    dynamic->stop();
   });
   return absl::OkStatus();
 }

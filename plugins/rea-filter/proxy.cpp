@@ -89,11 +89,7 @@ proxy::~proxy() { shutdown(); }
 void proxy::start_in_background() {
   starter_ = std::thread([this] {
     ensure_loaded();
-    {
-      std::lock_guard lock(first_mutex_);
-      first_done_ = true;
-    }
-    first_done_cv_.notify_all();
+    if (hooks_.instructions_known) hooks_.instructions_known();
   });
 }
 
@@ -415,16 +411,8 @@ std::string proxy::list_prompts() {
 }
 
 std::string proxy::instructions() {
-  // plugin.h asks this not to block, but an agent initializes the moment it has spawned
-  // toolhost, which is before REA has started: without a short wait no client would ever see
-  // REA's instructions. So a first initialize waits (instructions_wait_ms, 3 s by default)
-  // for the first start, and never again after it.
-  {
-    std::unique_lock lock(first_mutex_);
-    if (starter_.joinable()) {
-      first_done_cv_.wait_for(lock, settings_.instructions_wait, [this] { return first_done_; });
-    }
-  }
+  // Never blocks (plugin.h): until the first start ends there are none; the host waits for
+  // hooks.instructions_known, up to instructions_wait_ms, before it asks.
   auto info = client_.info();
   return info ? info->instructions : std::string();
 }

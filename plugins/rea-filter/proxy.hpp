@@ -27,6 +27,8 @@ struct host_hooks {
   std::function<void(const std::string& uri)> resource_updated;
   std::function<void(toolhost_log_level_t, const char* logger, const std::string& data_json)> client_log;
   std::function<void(toolhost_log_level_t, const std::string& message)> host_log;
+  // The first start ended (the upstream's instructions are known, or known to be absent).
+  std::function<void()> instructions_known;
 };
 
 class proxy {
@@ -37,7 +39,8 @@ class proxy {
   proxy& operator=(const proxy&) = delete;
 
   // Starts the upstream and loads its lists on a thread of its own, so that instructions and
-  // lists are ready by the time a client asks, while init stays quick.
+  // lists are ready by the time a client asks, while init stays quick; calls
+  // hooks.instructions_known when that first start ends.
   void start_in_background();
   // Stops the background thread and the upstream.
   void shutdown();
@@ -81,9 +84,6 @@ class proxy {
 
   std::mutex load_mutex_;  // held while loading, so list callers wait for the first load
   bool loaded_ = false;
-  std::mutex first_mutex_;
-  std::condition_variable first_done_cv_;
-  bool first_done_ = false;  // the first start was tried, whatever came of it
 
   mutable std::mutex cache_mutex_;
   std::string tools_json_ = "[]";

@@ -399,3 +399,29 @@ test("a request id reused while the first is in flight is refused on its own str
     await stop(server);
   }
 });
+
+test("thousands of sequential calls on one kept-alive connection are all answered on it", async () => {
+  const server = await startHttp(["--server", "conformance"]);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const session = await initialize(server.url);
+    const sockets = new Set();
+    for (let i = 0; i < 3000; i++) {
+      const res = await new Promise((resolve, reject) => {
+        const req = http.request(server.url, { method: "POST", agent, headers: mcpHeaders(session) }, (r) => {
+          sockets.add(r.socket);
+          let data = "";
+          r.on("data", (d) => (data += d));
+          r.on("end", () => resolve({ status: r.statusCode, body: data }));
+        });
+        req.on("error", (e) => reject(new Error(`call ${i}: ${e.message}`)));
+        req.end(JSON.stringify({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "test_simple_text", arguments: {} } }));
+      });
+      assert.equal(res.status, 200, `call ${i}`);
+    }
+    assert.equal(sockets.size, 1, "the server never dropped the connection");
+  } finally {
+    agent.destroy();
+    await stop(server);
+  }
+});

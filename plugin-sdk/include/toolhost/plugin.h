@@ -1,4 +1,5 @@
-/* toolhost plugin ABI, version 1.
+/* SPDX-License-Identifier: Apache-2.0 */
+/* toolhost plugin ABI, version 1.0.
  *
  * A toolhost plugin is a shared library that exports exactly one data symbol,
  * `toolhost_plugin_entry`, of type `toolhost_plugin_entry_t`. Everything else is reached
@@ -12,9 +13,12 @@
  *   says otherwise; the callee copies what it keeps. `const char*` strings are NUL-terminated.
  * - Output goes into a `toolhost_writer_t` provided by the caller, so no allocation ever has to
  *   be freed on the other side.
- * - No exception and no longjmp may cross the boundary in either direction.
- * - Every struct below starts with `struct_size` (toolhost_writer_t alone is frozen as it is);
- *   see "Growth" for how it is read.
+ * - No exception and no longjmp may cross the boundary in either direction (the host's crash
+ *   guard, below, is the one exception it makes for itself).
+ * - Every struct below carries `struct_size`: first, or after the two version numbers in the
+ *   entry and the host (toolhost_writer_t alone is frozen as it is); see "Growth" for how it is
+ *   read. Zero a struct (`= {0}`, `{}`, memset) before filling it. tests/core/abi/frozen_layout.c
+ *   freezes every published offset.
  * - Thread tags: [init] only during `init`, on the thread that called it; [any-thread] from any
  *   thread, concurrently; [call] only while the call that handed you the pointer is running, from
  *   any thread.
@@ -23,17 +27,46 @@
  * the sizeof it compiled against, and whoever reads one honours it on every read:
  * - a field beyond `struct_size` reads as zero (NULL, false): its documented default
  *   (TOOLHOST_HAS_FIELD tells whether a struct holds a field);
- * - bytes beyond the fields the reader knows are ignored when all of them are zero (the writer
- *   was built against a newer header but uses nothing new) and refused otherwise, with a
- *   sentence that names the struct; the host does this for every struct a plugin hands it;
+ * - in a registration (a permission kind, tool, resource, prompt or transport: a request the
+ *   host acts on) and in the entry, bytes beyond the fields the host knows are ignored when all
+ *   of them are zero (the plugin was built against a newer header but uses nothing new) and
+ *   refused otherwise, with a sentence naming the struct: the host cannot honour what it does
+ *   not know;
+ * - in a table of functions one side offers the other (a provider, a service, a debug-target
+ *   factory or session), what the reader does not know it ignores: it never calls it;
  * - a struct the caller hands out to be filled (toolhost_dt_stop_t) is written only up to its
  *   `struct_size`, which the callee then sets to the number of bytes it wrote.
  * Why not CLAP's rule (frozen structs, a new versioned id for every addition)? Every struct here
  * carries its size from the first version, the host checks each registration anyway, and a new
  * optional field then costs a plugin nothing on an older host, where a new id would need a
- * second registration path. Service tables follow the same rule: a plugin checks
- * TOOLHOST_HAS_FIELD before calling a function appended to one; an incompatible change gets a
- * new id ("toolhost.registry/2").
+ * second registration path. A plugin checks TOOLHOST_HAS_FIELD before calling a function
+ * appended to a service table; an incompatible change gets a new id ("toolhost.registry/2").
+ *
+ * Versions. The major must match the host's. Minors count the additions made under the growth
+ * rule (1.0 is the first published ABI). The entry's `abi_minor` is the minor the plugin *needs*,
+ * not the one it was built with: the host refuses a plugin that needs a newer minor than its
+ * own, and loads one built against a newer header that needs nothing newer (its unused new
+ * fields are zero). The C++ SDK declares 0 unless the plugin defines TOOLHOST_PLUGIN_ABI_MINOR.
+ *
+ * Lifecycle and threads.
+ * - The host loads a plugin once and never unloads it while the process lives.
+ * - `init` runs once for every server that serves the plugin (two servers: two instances). No
+ *   two `init` calls ever run at the same time, even for different servers: the host runs one
+ *   at a time, process-wide, each on the loading thread of its server. The plugins of one server
+ *   start in the order of its `plugins` list, and no call into an instance starts before its
+ *   `init` returned.
+ * - `deinit` runs at most once per instance that started, on any thread, after every call into
+ *   that instance has returned and with none to follow; the deinits of a server run in reverse
+ *   start order. A process that ends while calls still run ends without deinit, so do not leave
+ *   anything that must happen (flushing a file) to it.
+ * - Crash guard: `init` runs under a guard. A SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT raised
+ *   on the init thread while `init` runs makes the host siglongjmp out of it, through the
+ *   plugin's frames: no destructor or cleanup of the plugin runs, locks it took stay taken,
+ *   memory it allocated is lost, threads it started keep running. The host then reports
+ *   "init crashed", withdraws what the instance registered and never calls into it again (no
+ *   deinit). A fault on another thread, or after `init`, ends the process.
+ * - Dependencies: a plugin written against this header alone needs only the C library. The C++
+ *   SDK (toolhost/sdk/) needs Abseil from the toolhost executable: see toolhost/sdk/plugin.hpp.
  */
 #ifndef TOOLHOST_PLUGIN_H
 #define TOOLHOST_PLUGIN_H
@@ -100,9 +133,17 @@ typedef int32_t toolhost_log_level_t;
 
 /* ---- The host ---------------------------------------------------------------------------- */
 
+/* The instance only lists: `toolhost plugins` starts plugins to show what they register and
+ * calls nothing afterwards. Check the settings there are (a listing of every plugin has none: do
+ * not fail for that) and register everything as usual, but start nothing that outlives init: no
+ * process, connection or thread. */
+#define TOOLHOST_HOST_LISTING (1u << 0)
+
+/* What the host tells one instance about itself. Owned by the host; valid until `deinit`
+ * returns (for an instance whose init failed, until init returns). */
 typedef struct toolhost_host {
    uint32_t abi_major;
-   uint32_t abi_minor;
+   uint32_t abi_minor;  /* the host's; a plugin may use additions up to it */
    uint32_t struct_size;
    const char *name;    /* "toolhost" */
    const char *version; /* the host's version, e.g. "0.1.0" */
@@ -112,33 +153,43 @@ typedef struct toolhost_host {
     * offer it. The table is owned by the host and stays valid until `deinit` returns.
     * [any-thread] */
    const void *(*get_service)(const struct toolhost_host *host, const char *id);
+
+   uint32_t flags; /* TOOLHOST_HOST_* */
 } toolhost_host_t;
 
 /* ---- The entry symbol -------------------------------------------------------------------- */
 
+/* The host refuses an entry that breaks a rule below with load status "bad entry" and the
+ * sentence "<file> has a malformed toolhost_plugin_entry (<what>); ...", naming the field. */
 typedef struct toolhost_plugin_entry {
    uint32_t abi_major;   /* TOOLHOST_ABI_MAJOR the plugin was built with; must equal the host's */
-   uint32_t abi_minor;   /* must be <= the host's minor */
+   uint32_t abi_minor;   /* the minor the plugin needs (see "Versions"); must be <= the host's */
    uint32_t struct_size; /* sizeof(toolhost_plugin_entry_t) */
-   const char *id;       /* [A-Za-z0-9_.-]+; what `plugins = [...]` in the config names */
-   const char *version;  /* the plugin's own version, free form */
-   const char *description;
+   const char *id;       /* 1 to 64 of [A-Za-z0-9_.-]; what `plugins = [...]` in the config names */
+   const char *version;  /* the plugin's own version, free form; may be NULL */
+   const char *description; /* may be NULL */
 
-   /* Called once for every server that serves this plugin, before any other call for that
-    * server; `host` is specific to that server and stays valid until `deinit(instance)`.
-    * Registers tools, resources, prompts, permission kinds and transports through the
-    * "toolhost.registry/1" service; registration is refused after `init` returns.
-    * Must be quick and must not talk to the user or start long work: start that lazily.
+   /* Called once for every server that serves this plugin (see "Lifecycle and threads"), before
+    * any other call for that server; `host` is specific to that server and stays valid until
+    * `deinit(instance)`. Registers tools, resources, prompts, permission kinds and transports
+    * through the "toolhost.registry/1" service; registration is refused after `init` returns.
+    * Must be quick and must not talk to the user or start long work: start that lazily, or on a
+    * thread of the plugin's own (not in listing mode: TOOLHOST_HOST_LISTING).
     * On success stores an opaque pointer in `*instance` (may be NULL) and returns true. On
     * failure writes one sentence saying why into `error` and returns false; the host then
-    * withdraws everything this call registered and never calls `deinit` for it.
+    * withdraws everything this call registered and never calls `deinit` for it. Required.
     * [init] */
    bool (*init)(const toolhost_host_t *host, void **instance, toolhost_writer_t *error);
 
    /* Undoes `init` for one server. No call into the plugin for that server is running or will
-    * start. May be NULL. [init thread] */
+    * start. May be NULL. Any thread, at most once (see "Lifecycle and threads"). */
    void (*deinit)(void *instance);
 } toolhost_plugin_entry_t;
+
+/* The entry every plugin defines, exactly once, with TOOLHOST_EXPORT. Declared here so that a C++
+ * definition (`const` at namespace scope, which would otherwise be internal) has C linkage and is
+ * exported: `const toolhost_plugin_entry_t toolhost_plugin_entry = {...};`. */
+TOOLHOST_EXPORT extern const toolhost_plugin_entry_t toolhost_plugin_entry;
 
 /* ---- Permission kinds -------------------------------------------------------------------- */
 
@@ -347,8 +398,16 @@ typedef struct toolhost_provider_desc {
                     toolhost_writer_t *result);
 
    /* Writes server instructions to add to the initialize reply (may write nothing). Called
-    * when a client initializes; must not block. */
+    * when a client initializes; must not block: write what is known now. */
    void (*instructions)(void *user_data, toolhost_writer_t *out);
+
+   /* Instructions that take time (an upstream server still starting): the longest a client's
+    * initialize may wait for them, in milliseconds; 0, never wait. Until the provider announces
+    * them with `list_changed(host, TOOLHOST_LIST_INSTRUCTIONS)` (toolhost.notify/1), which it
+    * must do once they are known or known to be absent, an initialize waits up to this long
+    * before it calls `instructions`; afterwards it never waits. MCP cannot update the
+    * instructions of a client that already initialized. */
+   uint32_t instructions_wait_ms;
 } toolhost_provider_desc_t;
 
 /* ---- Transports -------------------------------------------------------------------------- */
@@ -430,6 +489,7 @@ typedef struct toolhost_settings {
 #define TOOLHOST_LIST_TOOLS 1u
 #define TOOLHOST_LIST_RESOURCES 2u
 #define TOOLHOST_LIST_PROMPTS 4u
+#define TOOLHOST_LIST_INSTRUCTIONS 8u /* a provider's late instructions are known (no message goes out) */
 
 /* Tells connected clients that something changed. [any-thread], after init returned. */
 typedef struct toolhost_notify {

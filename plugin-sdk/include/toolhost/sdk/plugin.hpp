@@ -13,7 +13,19 @@
 //   TOOLHOST_PLUGIN("hello", "1.0.0", "Says hello", init)
 //
 // Arguments arrive parsed and checked against the input schema; every callback is noexcept
-// at the boundary and an exception becomes a tool error.
+// at the boundary and an exception becomes a tool error. Providers: sdk/provider.hpp; debugger
+// backends: sdk/debug_target.hpp.
+//
+// Abseil. The SDK uses Abseil (absl::Status, StatusOr, StrCat, Span), and a plugin built with it
+// takes Abseil from the toolhost executable that loads it: the executable links Debian 12's
+// Abseil (20220623) statically and exports its symbols (cmake/ToolhostAbsl.cmake). So an SDK plugin
+// - links no Abseil library of its own (toolhost_add_plugin links none and omits -z defs): a
+//   second copy would carry globals of its own;
+// - is compiled against the Abseil headers of the toolhost that loads it: Abseil keeps no ABI
+//   from one release to the next, and a plugin built against another one fails to load with
+//   "missing symbol", naming the Abseil symbol;
+// - loads only into a host that provides Abseil so.
+// No Abseil type crosses the ABI: plugin.h stays pure C.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +43,7 @@
 #include <toolhost/plugin.h>
 #include <toolhost/sdk/call.hpp>
 #include <toolhost/sdk/json.hpp>
+#include <toolhost/sdk/provider.hpp>
 #include <toolhost/sdk/result.hpp>
 #include <toolhost/sdk/schema_check.hpp>
 #include <toolhost/sdk/status.hpp>
@@ -276,6 +289,12 @@ class plugin {
 
   const toolhost_host_t* host() const noexcept { return host_; }
 
+  // True when this instance only lists what it registers (TOOLHOST_HOST_LISTING): register as
+  // usual, start nothing.
+  bool listing() const noexcept {
+    return TOOLHOST_HAS_FIELD(host_, toolhost_host_t, flags) && (host_->flags & TOOLHOST_HOST_LISTING) != 0;
+  }
+
   // This plugin's settings table from the config, as a JSON object.
   const rapidjson::Document& settings() const noexcept { return settings_; }
   std::string server_name() const {
@@ -361,9 +380,13 @@ class plugin {
     return s;
   }
 
-  // Tools, resources and prompts known only at run time; see toolhost_provider_desc_t.
-  absl::Status provider(const toolhost_provider_desc_t& desc) {
-    return checked([&](toolhost_writer_t* e) { return registry_->register_provider(host_, &desc, e); });
+  // Tools, resources and prompts known only at run time (sdk/provider.hpp); kept until deinit.
+  absl::Status provider(std::shared_ptr<sdk::provider> p, provider_options options = {}) {
+    if (p == nullptr) return absl::InvalidArgumentError("no provider was given");
+    const toolhost_provider_desc_t desc = detail::provider_desc(*p, options);
+    absl::Status s = checked([&](toolhost_writer_t* e) { return registry_->register_provider(host_, &desc, e); });
+    if (s.ok()) keep(std::move(p));
+    return s;
   }
 
   absl::Status transport(std::string kind, std::string name, const void* factory) {
@@ -398,6 +421,12 @@ class plugin {
     if (notify_ == nullptr) return;
     std::string u(uri);
     notify_->resource_updated(host_, u.c_str());
+  }
+  // A notifications/message to every client of the server; `data_json` is any JSON value.
+  void notify_log(toolhost_log_level_t level, const char* logger, std::string_view data_json) const {
+    if (notify_ == nullptr) return;
+    std::string d(data_json);
+    notify_->log(host_, level, logger, d.c_str());
   }
 
   // Keeps `state` alive until deinit; returns a reference to it.
@@ -496,13 +525,19 @@ inline void deinit_trampoline(void* instance) noexcept {
 }  // namespace detail
 }  // namespace toolhost::sdk
 
+// The ABI minor an SDK plugin declares it needs (plugin.h, "Versions"): 0, because the SDK checks
+// what the host offers before it uses a later addition. A plugin that calls such an addition
+// itself defines this to that minor before it includes the SDK.
+#ifndef TOOLHOST_PLUGIN_ABI_MINOR
+#define TOOLHOST_PLUGIN_ABI_MINOR 0
+#endif
+
 // Emits the plugin's one exported symbol. INIT is `absl::Status INIT(toolhost::sdk::plugin&)`.
 #define TOOLHOST_PLUGIN(ID, VERSION, DESCRIPTION, INIT)                                      \
   extern "C" {                                                                               \
-  TOOLHOST_EXPORT extern const toolhost_plugin_entry_t toolhost_plugin_entry;                \
   const toolhost_plugin_entry_t toolhost_plugin_entry = {                                    \
       TOOLHOST_ABI_MAJOR,                                                                    \
-      TOOLHOST_ABI_MINOR,                                                                    \
+      TOOLHOST_PLUGIN_ABI_MINOR,                                                             \
       sizeof(toolhost_plugin_entry_t),                                                       \
       ID,                                                                                    \
       VERSION,                                                                               \

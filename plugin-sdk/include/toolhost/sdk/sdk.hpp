@@ -5,6 +5,7 @@
 #include <toolhost/sdk/call.hpp>
 #include <toolhost/sdk/json.hpp>
 #include <toolhost/sdk/plugin.hpp>
+#include <toolhost/sdk/provider.hpp>
 #include <toolhost/sdk/result.hpp>
 #include <toolhost/sdk/schema_check.hpp>
 #include <toolhost/sdk/status.hpp>
