@@ -53,8 +53,23 @@ const std::vector<command_spec>& command_table() {
       {{"bc"}, "bc <ids | id-id | *>", "clear breakpoints", "", run_kind::halted, &session::cmd_bc_bd_be},
       {{"bd"}, "bd <ids | id-id | *>", "disable breakpoints", "", run_kind::halted, &session::cmd_bc_bd_be},
       {{"be"}, "be <ids | id-id | *>", "enable breakpoints", "", run_kind::halted, &session::cmd_bc_bd_be},
-      {{"k", "kn"}, "k[n] [count]", "stack backtrace (kn numbers the frames)",
-       "Follows the frame-pointer chain; frames without one end the walk.", run_kind::halted, &session::cmd_stack},
+      {{"k", "kn", "kp", "kP", "kpn", "knp", "kPn", "knP"}, "k[n][p] [count]",
+       "stack backtrace (n numbers the frames, p adds the parameters)",
+       "Unwinds by each module's CFI (.eh_frame, .debug_frame); a frame found by the frame-pointer chain instead "
+       "says so. Inline functions and functions that tail-called the frame below get frames of their own ((Inline "
+       "Function), (Tail Call)), as gdb shows them. With DWARF each frame has its [file @ line] and, with p, its "
+       "parameters' types and values. 0x40 frames by default, 0x400 at most.",
+       run_kind::halted, &session::cmd_stack},
+      {{".frame"}, ".frame [/r] [N]", "select frame N (kn's numbering) for dv and r, or show the selected one",
+       "dv then shows that frame's parameters and locals, r its registers as the unwind data restores them (the "
+       "others show as ?). /r shows the registers at once. Every stop selects frame 0 again.",
+       run_kind::halted, &session::cmd_frame},
+      {{"dv"}, "dv [/t] [/i] [/V] [pattern]", "the selected frame's parameters and locals with their values",
+       "From the module's DWARF: the parameters, then the locals of each block that holds the pc, innermost first, "
+       "evaluated from their location expressions (a value that lives nowhere at the pc shows <value unavailable>). "
+       "/t adds the types, /i says which are parameters (prm) and locals (loc), /V where each value lives; a pattern "
+       "(* and ?) selects by name.",
+       run_kind::halted, &session::cmd_dv},
       {{"lm"}, "lm[v][l][k|u][1m][sm] [m <pattern>] [a <address>]",
        "list modules and their symbols: (deferred), (export symbols), (no symbols)",
        "v adds each image's facts (path, timestamp, checksum, size, PDB identity); m filters by name (* and ?); a "

@@ -294,11 +294,15 @@ absl::Status session::cmd_unassemble(const std::string& name, std::string_view a
     if (list.empty()) return absl::NotFoundError("cannot find instructions ending at " + address_text(start));
   }
   uint64_t last_end = start;
-  std::string current_symbol;
+  std::optional<source_position> last_line;
   for (const auto& insn : list) {
     const std::string sym = symbol_of(insn.address);
-    const bool header = sym.find('+') == std::string::npos && !sym.empty();
+    // A header where a function starts and, with line information, where a source line does.
+    auto line = symbols_.line_at(insn.address);
+    const bool new_line = line && (!last_line || line->line != last_line->line || line->file != last_line->file);
+    const bool header = (sym.find('+') == std::string::npos || new_line) && !sym.empty();
     out_ += instruction_line(insn.address, header || (&insn == &list.front() && !sym.empty()));
+    last_line = line;
     last_end = insn.address + insn.length;
   }
   next_unassemble_ = last_end;

@@ -41,14 +41,13 @@ absl::Status session::cmd_step(const std::string& name, std::string_view args) {
 
 absl::Status session::cmd_go_up(const std::string& name, std::string_view args) {
   if (!trim(args).empty()) return usage_error(name, "gu takes no arguments");
-  auto frames = walk_stack(2);
+  std::map<uint64_t, std::string> pages;
+  auto frames = walk_physical(2, pages);
   if (!frames.ok()) return frames.status();
-  if (frames->empty() || (*frames)[0].return_address == 0) {
-    return absl::NotFoundError("cannot find the return address of the current function");
-  }
+  if (frames->size() < 2) return absl::NotFoundError("cannot find the return address of the current function");
   auto s = sp();
   if (!s.ok()) return s.status();
-  const uint64_t ret = (*frames)[0].return_address;
+  const uint64_t ret = (*frames)[1].pc;
   if (auto st = target_->set_breakpoint(TOOLHOST_DT_BP_SOFTWARE, ret, 1); !st.ok()) return st;
   // The caller's stack pointer is above ours once the return has popped its address.
   temporaries_.push_back({ret, *s + 8});

@@ -259,9 +259,15 @@ absl::Status session::cmd_ln(const std::string& name, std::string_view args) {
     line += "(" + address_text(below->address) + ")   " + below->name + (off ? "+" + hex(off) : "");
   }
   if (above) line += "   |  (" + address_text(above->address) + ")   " + above->name;
+  const auto source = symbols_.line_at(*address);
+  if (source) out_ += source_text(*source) + "\n";
   out_ += line + "\n";
   if (below && below->address == *address) out_ += "Exact matches:\n    " + below->name + "\n";
   std::string json = R"({"symbol":)" + (below ? sdk::quote(symbol_of(*address)) : "null");
+  if (source) {
+    json += R"(,"source":{"file":)" + sdk::quote(source->file) + R"(,"line":)" + std::to_string(source->line) +
+            R"(,"address":)" + sdk::quote(hex(symbols_.module_at(*address)->base + source->offset)) + "}";
+  }
   if (below) {
     json += R"(,"below":{"name":)" + sdk::quote(below->name) + R"(,"address":)" + sdk::quote(hex(below->address)) +
             R"(,"offset":)" + sdk::quote(hex(*address - below->address)) + "}";

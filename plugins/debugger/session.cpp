@@ -9,6 +9,7 @@
 #include <toolhost/signals/posix_signals.hpp>
 
 #include "command_line.hpp"
+#include "dwarf_symbols.hpp"
 #include "elf_symbols.hpp"
 #include "format.hpp"
 #include "output_store.hpp"
@@ -47,6 +48,14 @@ std::optional<uint64_t> session::register_value(std::string_view name) {
     n = r->name;
   }
   if (target_->find_register(n) == nullptr) return std::nullopt;
+  if (selected_frame_ != 0) {
+    // .frame N: the selected frame's registers (unknown ones have no value).
+    if (auto framed = selected_frame_registers()) {
+      auto it = framed->find(n);
+      if (it == framed->end()) return std::nullopt;
+      return it->second;
+    }
+  }
   auto r = regs();
   if (!r.ok()) return std::nullopt;
   auto it = (*r)->find(n);
@@ -150,9 +159,17 @@ absl::StatusOr<std::shared_ptr<const pe::image>> session::module_image(const mod
 }
 
 module_symbols session::load_module_symbols(const module& m) {
-  // An ELF file the target names (a process's libraries) ...
+  // An ELF file the target names (a process's libraries), with its DWARF and CFI ...
   if (is_elf_module(m)) {
-    if (auto elf = elf_module_symbols(m)) return *elf;
+    if (auto elf = elf_module_symbols(m)) {
+      if (!elf->sources.empty()) add_dwarf_symbols(m, debug_paths_, *elf);
+      return *elf;
+    }
+  }
+  // ... a Linux module with no file (the vDSO): its ELF image in the target's memory ...
+  if (target_->os() != "windows" && m.path.find('/') == std::string::npos) {
+    auto image = memory_image_symbols(m, [this](uint64_t address, size_t size) { return target_->read(address, size); });
+    if (image) return *image;
   }
   // ... else a PE image in the target's memory: its exports.
   module_symbols out;
@@ -186,7 +203,8 @@ std::string session::instruction_line(uint64_t address, bool with_header) {
   std::string line;
   if (with_header) {
     const std::string sym = symbol_of(address);
-    if (!sym.empty()) line += sym + ":\n";
+    const auto source = symbols_.line_at(address);
+    if (!sym.empty()) line += sym + (source ? " " + source_text(*source) : "") + ":\n";
   }
   auto bytes = target_->read(address, 16);
   if (!bytes.ok()) return line + address_text(address) + " ??              (" + std::string(bytes.status().message()) + ")\n";
@@ -210,10 +228,10 @@ std::string session::instruction_line(uint64_t address, bool with_header) {
   return line + address_text(address) + " " + hexbytes + " " + text + "\n";
 }
 
-std::string session::register_block() {
+std::string session::register_block(const register_values* frame_values) {
   auto r = regs();
   if (!r.ok()) return "";
-  const auto& v = **r;
+  const auto& v = frame_values != nullptr ? *frame_values : **r;
   auto get = [&](const char* n) -> std::optional<uint64_t> {
     auto it = v.find(n);
     return it == v.end() ? std::nullopt : std::optional<uint64_t>(it->second);
@@ -229,10 +247,12 @@ std::string session::register_block() {
         if (!line.empty()) line += ' ';
         std::string label = name;
         if (label.size() < 3) label = " " + label;
-        line += label + "=" + hex16(get(name).value_or(0));
+        // An outer frame's register that its callee's unwind data does not restore.
+        line += label + "=" + (get(name) ? hex16(*get(name)) : std::string(16, '?'));
       }
       out += line + "\n";
     }
+    if (!get("eflags")) return out;  // an outer frame: no flags or segments of its own
     const uint64_t efl = get("eflags").value_or(0);
     static const std::pair<int, const char*> kFlags[] = {{11, "ov"}, {10, "dn"}, {9, "ei"}, {7, "ng"},
                                                          {6, "zr"},  {4, "ac"},  {2, "pe"}, {0, "cy"}};
@@ -295,6 +315,7 @@ void session::clear_temporaries() {
 
 void session::after_stop() {
   registers_.reset();
+  selected_frame_ = 0;
   modules_stale_ = true;
   threads_.clear();
 }
@@ -419,6 +440,26 @@ void session::render_stop(const toolhost_dt_stop_t& stop, const std::string& ban
   out_ += register_block();
   refresh_modules();
   out_ += instruction_line(stop.pc, true);
+  // The stack, as ntoseye renders a stop: its first frames (k shows the rest).
+  constexpr size_t kStopFrames = 5;
+  if (auto frames = walk_stack(kStopFrames + 1); frames.ok() && frames->size() > 1) {
+    const bool more = frames->size() > kStopFrames;
+    if (more) frames->resize(kStopFrames);
+    out_ += stack_text(*frames, false, false, nullptr);
+    if (more) out_ += "(k shows the rest of the stack)\n";
+  }
+}
+
+void session::collect_stop_while_halted() {
+  if (exited_ || !target_->has(TOOLHOST_DT_CAP_RUN_CONTROL) || running()) return;
+  auto stop = target_->wait_stop(std::chrono::milliseconds(0));
+  if (!stop.ok() || !*stop) return;
+  auto accepted = accept_stop(**stop);
+  if (!accepted.ok()) {
+    out_ += std::string(accepted.status().message()) + "\n";
+  } else if (*accepted) {
+    refuse_resume_once_ = true;
+  }
 }
 
 absl::StatusOr<bool> session::wait_for_stop(clock::time_point deadline) {
@@ -451,6 +492,7 @@ absl::Status session::resume_target(toolhost_dt_resume_t how, std::optional<bool
                                     signals::name_of(signal) + " to the program; `gh` resumes without it");
   }
   registers_.reset();
+  selected_frame_ = 0;
   if (auto s = target_->resume(how, -1, signal); !s.ok()) return s;
   pending_signal_ = 0;
   last_resume_ = how;
@@ -511,7 +553,9 @@ line_result session::run_line(std::string_view line, std::chrono::milliseconds t
     out_ += std::exchange(parked_, {});
     has_parked_ = false;
     refuse_resume_once_ = true;
-  } else if (running()) {
+  } else if (!running()) {
+    collect_stop_while_halted();
+  } else {
     for (;;) {
       auto stop = target_->wait_stop(std::chrono::milliseconds(0));
       if (!stop.ok() || !*stop) break;
@@ -596,6 +640,7 @@ line_result session::run_line(std::string_view line, std::chrono::milliseconds t
       result.error = true;
       break;  // a failing command ends the line
     }
+    collect_stop_while_halted();
   }
 
   if (!running()) refresh_modules();

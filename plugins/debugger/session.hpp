@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,8 +18,10 @@
 #include <toolhost/disasm/decoder.hpp>
 
 #include "breakpoints.hpp"
+#include "dwarf_symbols.hpp"
 #include "expression.hpp"
 #include "signal_filters.hpp"
+#include "stack_walker.hpp"
 #include "symbols.hpp"
 #include "target.hpp"
 
@@ -96,6 +99,8 @@ class session final : public expression_context {
   absl::Status cmd_bl(const std::string& name, std::string_view args);
   absl::Status cmd_bc_bd_be(const std::string& name, std::string_view args);
   absl::Status cmd_stack(const std::string& name, std::string_view args);
+  absl::Status cmd_frame(const std::string& name, std::string_view args);
+  absl::Status cmd_dv(const std::string& name, std::string_view args);
   absl::Status cmd_lm(const std::string& name, std::string_view args);
   absl::Status cmd_ln(const std::string& name, std::string_view args);
   absl::Status cmd_x(const std::string& name, std::string_view args);
@@ -109,8 +114,22 @@ class session final : public expression_context {
   absl::Status cmd_sx(const std::string& name, std::string_view args);
 
  private:
+  // One frame as k shows it: a physical frame of the walk, or an inline function's frame
+  // inside one (which shares its registers).
   struct frame {
     uint64_t ip = 0, sp = 0, return_address = 0;
+    frame_origin how = frame_origin::context;
+    bool activation = true;         // ip is exact (frame 0, or a frame a signal interrupted)
+    bool signal_trampoline = false; // the kernel's signal return path (gdb: <signal handler called>)
+    unwind_registers regs;          // the physical frame's registers, as far as the walk knows them
+    size_t physical = 0;            // index of the physical frame
+    size_t inline_depth = 0;        // 0: the innermost function at ip; 1: the one it is inlined into ...
+    bool inlined = false;           // an inline function's frame
+    bool tail_call = false;         // a function that tail-called the frame below (no frame of its own)
+    const module* mod = nullptr;
+    const symbol_source* source = nullptr;  // the source that named the frame (lines, variables)
+    std::string function;                   // the debug information's name; "" when none
+    std::optional<source_position> line;
   };
   // What a signal stop's siginfo says, where the backend reads it.
   struct signal_event {
@@ -130,6 +149,10 @@ class session final : public expression_context {
   // Decides whether a stop is reported (true) or absorbed and the target resumed (false).
   absl::StatusOr<bool> accept_stop(const toolhost_dt_stop_t& stop);
   void render_stop(const toolhost_dt_stop_t& stop, const std::string& banner);
+  // A stop a halted target reported while a command talked to it (KD: a state change that came
+  // instead of a reply) is rendered into out_; a resuming command later on the line is then
+  // refused once, as for a stop that arrived between calls.
+  void collect_stop_while_halted();
   // Resumes and waits for the next stop. `deliver` says whether a signal the last stop
   // intercepted goes to the program (gn: true, gh: false; absent: its handling status).
   absl::Status resume_and_wait(toolhost_dt_resume_t how, std::optional<bool> deliver = std::nullopt);
@@ -153,8 +176,22 @@ class session final : public expression_context {
   absl::StatusOr<uint64_t> sp();
   std::string symbol_of(uint64_t address) const;
   std::string instruction_line(uint64_t address, bool with_header);
-  std::string register_block();
+  // The register lines of `r`; `frame_values`: an outer frame's (missing ones shown as ?).
+  std::string register_block(const register_values* frame_values = nullptr);
+  // The stack as k shows it (inline frames expanded), at most `max_frames` frames.
   absl::StatusOr<std::vector<frame>> walk_stack(size_t max_frames);
+  // The physical frames; `pages` caches the stack memory read.
+  absl::StatusOr<std::vector<walked_frame>> walk_physical(size_t max_frames, std::map<uint64_t, std::string>& pages);
+  // Reads stack words through `pages` (a page per read, at most 256 pages).
+  stack_reader stack_memory(std::map<uint64_t, std::string>& pages);
+  // The parameters and locals of frames[index] (its caller resolves values at the entry).
+  std::vector<variable_value> frame_variables(const std::vector<frame>& frames, size_t index, const stack_reader& memory);
+  // The registers of the frame .frame selected (nullopt for frame 0): those the walk knows.
+  std::optional<register_values> selected_frame_registers();
+  // k's lines for `frames` (and its JSON in `json` when given).
+  std::string stack_text(const std::vector<frame>& frames, bool numbered, bool parameters, std::string* json);
+  // A variable's value in dt's words; its JSON decoding in `json` when given.
+  std::string variable_text(const frame& f, const variable_value& v, std::string* json);
   absl::StatusOr<uint64_t> eval(std::string_view text);
   absl::StatusOr<uint64_t> eval_prefix(std::string_view text, size_t& pos);
   // "addr", "addr L count", "addr end": start and count of `unit`-byte items.
@@ -181,11 +218,13 @@ class session final : public expression_context {
 
   std::unique_ptr<target> target_;
   symbol_table symbols_;
+  dwarf::search_paths debug_paths_ = default_debug_paths();  // separate debug files of ELF modules
   disasm::decoder decoder_{disasm::mode::x86_64};
   std::vector<breakpoint> breakpoints_;
   std::vector<temporary_breakpoint> temporaries_;
   int next_breakpoint_id_ = 0;
   std::optional<register_values> registers_;
+  size_t selected_frame_ = 0;  // .frame: the frame dv and r show (kn's number); 0 after each stop
   std::vector<thread_info> threads_;
   std::optional<toolhost_dt_stop_t> last_stop_;
   std::optional<signal_event> last_signal_;  // the last stop's, when it was a signal

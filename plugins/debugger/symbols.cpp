@@ -138,22 +138,39 @@ absl::StatusOr<uint64_t> symbol_table::resolve(std::string_view name) const {
   return absl::NotFoundError(modules_.empty() ? "no modules are known yet" : "no module has a symbol '" + std::string(name) + "'");
 }
 
-std::string symbol_table::describe(uint64_t address) const {
-  const module* m = module_at(address);
+std::string symbol_table::describe(uint64_t address) const { return describe(address, address); }
+
+std::string symbol_table::describe(uint64_t address, uint64_t name_at) const {
+  const module* m = module_at(name_at);
+  if (m == nullptr || !m->contains(address)) {
+    m = module_at(address);
+    name_at = address;
+  }
   if (m == nullptr) return "";
   ensure_loaded(*m);
   const uint64_t offset = address - m->base;
+  const uint64_t name_offset = name_at - m->base;
   // Of all sources, the closest name wins (a PDB knows private functions exports do not).
   std::optional<symbol_hit> best;
   for (const auto& source : m->symbols.sources) {
-    auto hit = source->nearest(offset);
+    auto hit = source->nearest(name_offset);
     if (hit && (!best || hit->offset > best->offset)) best = std::move(hit);
   }
-  if (best && offset - best->offset < kNearLimit) {
+  if (best && offset >= best->offset && offset - best->offset < kNearLimit) {
     const uint64_t off = offset - best->offset;
     return m->name + "!" + best->name + (off != 0 ? "+" + hex(off) : "");
   }
   return m->name + "+" + hex(offset);
+}
+
+std::optional<source_position> symbol_table::line_at(uint64_t address) const {
+  const module* m = module_at(address);
+  if (m == nullptr) return std::nullopt;
+  ensure_loaded(*m);
+  for (const auto& source : m->symbols.sources) {
+    if (auto line = source->line_at(address - m->base)) return line;
+  }
+  return std::nullopt;
 }
 
 std::optional<std::pair<uint64_t, uint64_t>> symbol_table::function_at(uint64_t address) const {

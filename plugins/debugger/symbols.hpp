@@ -68,6 +68,11 @@ class symbol_table {
   absl::StatusOr<uint64_t> resolve(std::string_view name) const;
   // "module!symbol+0x10", "module+0x1234", or "" when no module holds `address`.
   std::string describe(uint64_t address) const;
+  // The same for a return address: named by `name_at` (the call, address - 1), with the offset
+  // of `address` itself, so that a call that ends its function is not named by the next one.
+  std::string describe(uint64_t address, uint64_t name_at) const;
+  // The source line of the code at `address`, from the first source that knows it.
+  std::optional<source_position> line_at(uint64_t address) const;
   // The function holding `address`: start and size (0 when unknown).
   std::optional<std::pair<uint64_t, uint64_t>> function_at(uint64_t address) const;
   // Symbols whose names match `pattern` ('*' and '?') in modules matching `module_pattern`.

@@ -122,3 +122,39 @@ TEST_CASE("kd through the debugger: the same on a wire that drops 10% and corrup
   kdtest::sim_process lossy({"--drop", "0.10", "--corrupt", "0.05", "--seed", "9"});
   CHECK(scenario(lossy) == clean);
 }
+
+TEST_CASE("kd through the debugger: a stop reported instead of a reply is rendered after the command", "[kd][debugger]") {
+  kdtest::sim_process sim;
+  debugger_tools tools([](const std::string& name) { return name == "kd" ? &toolhost::kd_backend::kdcom_factory() : nullptr; },
+                       toolhost::debugger::launch_settings{});
+  REQUIRE_FALSE(unpack(tools.open("kd", sim.socket_path(), "")).error);
+  // Processor 1 enters DbgBreakPointWithStatus while `r` asks processor 0 for its registers.
+  REQUIRE(sim.control("inject cpu 1") == "ok");
+  auto r = run(tools, "r; g");
+  CHECK(has(r, "Break instruction exception - code 80000003"));
+  CHECK(has(r, "int3"));
+  CHECK(has(r, "[target halted @ 1 fffff800`00001300"));
+  // g on the same line waits for the stop to be seen.
+  CHECK(r.error);
+  CHECK(has(r, "'g' was not run"));
+  // Re-issued, g runs both processors on past their int3s; break stops the target again.
+  CHECK(has(run(tools, "g", 300), "[target running]"));
+  CHECK(sim.control("state") == "running");
+  CHECK_FALSE(run(tools, "break").error);
+  // The same report again changes nothing: db answers, no stop is shown.
+  REQUIRE(sim.control("inject same") == "ok");
+  auto db = run(tools, "db fffff80000000000 L2");
+  CHECK_FALSE(db.error);
+  CHECK(has(db, "4d 5a"));
+  CHECK_FALSE(has(db, "Break instruction exception"));
+  // A breakpoint set while a new stop overtakes the request is set once and is hit.
+  REQUIRE(sim.control("inject cpu 1") == "ok");
+  auto bp = run(tools, "bp fffff80000001100");
+  CHECK_FALSE(bp.error);
+  CHECK(sim.control("breakpoints") == "1 0xfffff80000001100");
+  CHECK(has(bp, "[target halted @ 1 fffff800`00001300"));
+  auto hit = run(tools, "g");
+  CHECK(has(hit, "Breakpoint 0 hit"));
+  CHECK(sim.control("reg 0 rip") == "0xfffff80000001100");
+  CHECK(sim.control("state").rfind("halted", 0) == 0);
+}

@@ -17,6 +17,8 @@
 #include <toolhost/kd/byte_stream.h>
 #include <toolhost/kd/kdcom_link.h>
 
+#include "unix_listener.h"
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -24,25 +26,13 @@ namespace {
 // The target's end: a connected socket and hand-made frames.
 class peer {
  public:
-  peer() {
-    path_ = "/tmp/kdcom-link-test-" + std::to_string(::getpid()) + ".sock";
-    ::unlink(path_.c_str());
-    listen_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
-    sockaddr_un a{};
-    a.sun_family = AF_UNIX;
-    std::strncpy(a.sun_path, path_.c_str(), sizeof(a.sun_path) - 1);
-    REQUIRE(::bind(listen_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
-    REQUIRE(::listen(listen_, 1) == 0);
-  }
   ~peer() {
     if (fd_ >= 0) ::close(fd_);
-    ::close(listen_);
-    ::unlink(path_.c_str());
   }
   std::unique_ptr<toolhost::kd::kdcom_link> connect(int retries = 5) {
-    auto stream = toolhost::kd::byte_stream::open("unix:" + path_, 1000ms);
+    auto stream = toolhost::kd::byte_stream::open("unix:" + listener_.path(), 1000ms);
     REQUIRE(stream.ok());
-    fd_ = ::accept(listen_, nullptr, nullptr);
+    fd_ = ::accept(listener_.fd(), nullptr, nullptr);
     REQUIRE(fd_ >= 0);
     toolhost::kd::kdcom_options o;
     o.ack_timeout = 100ms;
@@ -117,8 +107,7 @@ class peer {
   }
 
  private:
-  std::string path_;
-  int listen_ = -1;
+  kdtest::unix_listener listener_;
   int fd_ = -1;
 };
 

@@ -120,6 +120,18 @@ try {
   assert.doesNotMatch(stats, / dropped=0 /);
   assert.doesNotMatch(stats, / corrupted=0 /);
 
+  // A target at its initial break, opened the moment it listens: the stop is at the int3 of
+  // DbgBreakPointWithStatus, and g runs past it to our breakpoint.
+  const initial = await startSim('initial', ['--start', 'initial-break']);
+  sims.push(initial);
+  const opened = ok(await call('open', { backend: 'kd', connect: initial.sock }), 'open at the initial break');
+  assert.match(opened, /fffff800`00001300 cc +int3/, opened);
+  const reached = ok(await command('bp fffff80000001100; g'), 'bp; g from the initial break');
+  assert.match(reached, /Breakpoint 0 hit/, reached);
+  assert.equal(await initial.control('reg 0 rip'), '0xfffff80000001100');
+  ok(await call('close', {}), 'close after the initial break');
+  assert.equal(await initial.control('state'), 'running');
+
   // A reboot while running is reported; the session goes on or closes cleanly.
   ok(await call('open', { backend: 'kd', connect: lossy.sock }), 'open after reboot test');
   assert.match((await command('g', 300)).text, /\[target running\]/);

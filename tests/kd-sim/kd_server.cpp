@@ -15,6 +15,7 @@
 #include <cstring>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 namespace kdsim {
 namespace {
@@ -73,8 +74,24 @@ std::vector<uint8_t> bytes_of(const T& v) {
 
 kd_server::kd_server(options o) : options_(std::move(o)), machine_(options_.cpus), rng_(options_.seed) {
   reset_ids();
-  running_ = !options_.start_halted;
-  if (!running_) report_exception(0, STATUS_BREAKPOINT);
+  switch (options_.start) {
+    case start_state::running:
+      break;
+    case start_state::initial_break:
+      break_with_status(0, DBG_STATUS_CONTROL_C);
+      break;
+    case start_state::breakpoint: {
+      // A debugger set a breakpoint on the DbgPrint caller and went away; the loop reaches it
+      // within a few turns (bounded here so a broken machine cannot hang the start).
+      machine_.add_breakpoint(0, kSayHello);
+      const auto give_up = steady::now() + std::chrono::seconds(5);
+      while (running_ && steady::now() < give_up) {
+        run_slice();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      break;
+    }
+  }
 }
 
 void kd_server::log(const std::string& text) const {
@@ -264,10 +281,7 @@ kd_server::send_result kd_server::send_data(uint16_t type, const std::vector<uin
       if (conn_fd_ < 0) return send_result::lost;
       while (auto f = parse()) {
         if (f->what == frame::kind::break_in) {
-          if (running_) break_pending_ = true;
-        } else if (f->what == frame::kind::bad_data) {
-          ++stats_.bad_frames;
-          send_control(PACKET_TYPE_KD_RESEND, 0);
+          if (running_ && !options_.no_break_in) break_pending_ = true;
         } else if (f->what == frame::kind::control) {
           if (f->type == PACKET_TYPE_KD_ACKNOWLEDGE && (f->id & ~SYNC_PACKET_ID) == (current_id_ & ~SYNC_PACKET_ID)) {
             current_id_ = (current_id_ ^ 1) & ~SYNC_PACKET_ID;
@@ -283,16 +297,13 @@ kd_server::send_result kd_server::send_data(uint16_t type, const std::vector<uin
             send_control(PACKET_TYPE_KD_RESET, 0);
             return send_result::reset;
           }
-        } else if (f->id == remote_id_) {
-          // The debugger moved on, so it has our packet: take its new one as the acknowledgement.
-          send_control(PACKET_TYPE_KD_ACKNOWLEDGE, f->id);
-          remote_id_ ^= 1;
-          pending_in_.push_back(std::move(*f));
+        } else {
+          // kddll's KdReceivePacket waiting for an ACK: any data packet means the debugger has
+          // moved on, so it holds ours; its packet is not taken but asked for again (RESEND).
+          if (f->what == frame::kind::bad_data) ++stats_.bad_frames;
+          send_control(PACKET_TYPE_KD_RESEND, 0);
           current_id_ = (current_id_ ^ 1) & ~SYNC_PACKET_ID;
           return send_result::acked;
-        } else {
-          ++stats_.duplicates;
-          send_control(PACKET_TYPE_KD_ACKNOWLEDGE, f->id);
         }
       }
     }
@@ -303,7 +314,7 @@ kd_server::send_result kd_server::send_data(uint16_t type, const std::vector<uin
 void kd_server::handle_idle_frame(frame& f) {
   switch (f.what) {
     case frame::kind::break_in:
-      if (running_) break_pending_ = true;
+      if (running_ && !options_.no_break_in) break_pending_ = true;
       return;
     case frame::kind::bad_data:
       ++stats_.bad_frames;
@@ -313,11 +324,21 @@ void kd_server::handle_idle_frame(frame& f) {
       if (f.type == PACKET_TYPE_KD_RESET) {
         reset_ids();
         send_control(PACKET_TYPE_KD_RESET, 0);
-        if (!running_) report_pending_ = true;  // kdapi sends its state change again
+      }
+      // A halted kernel waits for a request in KdpSendWaitContinue; RESET, RESEND or any other
+      // control packet there makes it send its state change again (KdPacketNeedsResend).
+      if (!running_ && f.type != PACKET_TYPE_KD_ACKNOWLEDGE) {
+        if (f.type == PACKET_TYPE_KD_RESEND) ++stats_.resend_requests;
+        report_pending_ = true;
       }
       return;
     case frame::kind::data:
       break;
+  }
+  if (options_.reset_storm) {
+    reset_ids();
+    send_control(PACKET_TYPE_KD_RESET, 0);
+    return;
   }
   if (f.id != remote_id_) {
     ++stats_.duplicates;
@@ -326,10 +347,28 @@ void kd_server::handle_idle_frame(frame& f) {
   }
   send_control(PACKET_TYPE_KD_ACKNOWLEDGE, f.id);
   remote_id_ ^= 1;
-  if (f.type == PACKET_TYPE_KD_STATE_MANIPULATE && !running_) handle_manipulate(f.payload);
+  if (f.type == PACKET_TYPE_KD_STATE_MANIPULATE && !running_ && !apply_injection()) handle_manipulate(f.payload);
+}
+
+bool kd_server::apply_injection() {
+  if (inject_ == injection::none) return false;
+  const injection what = std::exchange(inject_, injection::none);
+  ++stats_.injected;
+  if (what == injection::same) {
+    report_pending_ = true;  // the same state change again (its buffer is kept in last_report_)
+  } else {
+    break_with_status(inject_cpu_, DBG_STATUS_CONTROL_C);
+  }
+  return true;
 }
 
 // ---- The target -----------------------------------------------------------------------------
+
+void kd_server::break_with_status(int cpu, uint64_t status) {
+  machine_.call_break_with_status(cpu, status);
+  // Executing the int3 traps; the kernel backs rip up to the int3 before it reports.
+  report_exception(cpu, STATUS_BREAKPOINT);
+}
 
 void kd_server::report_exception(int cpu, uint32_t code) {
   cpu_state& c = machine_.cpu(cpu);
@@ -384,6 +423,7 @@ void kd_server::report_load_symbols(const std::string& path, uint64_t base, uint
 
 void kd_server::send_report() {
   report_pending_ = false;
+  ++stats_.state_changes;
   const send_result r = send_data(PACKET_TYPE_KD_STATE_CHANGE64, last_report_);
   if (r != send_result::acked) report_pending_ = true;  // again after the RESET / next connection
 }
@@ -407,7 +447,6 @@ void kd_server::reboot() {
   break_pending_ = false;
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   inbuf_.clear();
-  pending_in_.clear();
   reset_ids();  // the new boot starts a new stream: its first packet carries SYNC
   report_load_symbols("\\SystemRoot\\system32\\ntoskrnl.exe", kKernelBase, 0x800000);
 }
@@ -415,10 +454,7 @@ void kd_server::reboot() {
 void kd_server::bugcheck() {
   bugchecked_ = true;
   send_print("\n*** Fatal System Error: 0x000000e2\n                       (0x0000000000000000,0x0000000000000000,0x0000000000000000,0x0000000000000000)\n\n");
-  cpu_state& c = machine_.cpu(0);
-  c.context.Rcx = 3;  // DBG_STATUS_BUGCHECK_FIRST
-  c.context.Rip = kBreakWithStatus;
-  report_exception(0, STATUS_BREAKPOINT);
+  break_with_status(0, DBG_STATUS_BUGCHECK_FIRST);
 }
 
 void kd_server::handle_manipulate(const std::vector<uint8_t>& payload) {
@@ -585,8 +621,9 @@ void kd_server::handle_manipulate(const std::vector<uint8_t>& payload) {
 
 void kd_server::run_slice() {
   if (break_pending_) {
+    // The clock interrupt polls for the break-in byte and calls DbgBreakPointWithStatus.
     break_pending_ = false;
-    report_exception(0, STATUS_BREAKPOINT);
+    break_with_status(0, DBG_STATUS_CONTROL_C);
     return;
   }
   if (!loads_.empty() && conn_fd_ >= 0) {
@@ -697,6 +734,19 @@ void kd_server::handle_control_line(int fd, const std::string& line) {
     if (!rest.empty() && rest[0] == ' ') rest.erase(0, 1);
     loads_.push_back(rest);
     answer = "ok";
+  } else if (cmd == "inject") {
+    // inject same | inject cpu N: at the next request while halted (see apply_injection).
+    std::string what;
+    in >> what;
+    if (what == "same") {
+      inject_ = injection::same;
+      answer = "ok";
+    } else if (what == "cpu" && (in >> inject_cpu_) && inject_cpu_ >= 0 && inject_cpu_ < machine_.cpu_count()) {
+      inject_ = injection::processor;
+      answer = "ok";
+    } else {
+      answer = "error inject takes 'same' or 'cpu N'";
+    }
   } else if (cmd == "reboot") {
     reboot_requested_ = true;
     answer = "ok";
@@ -707,9 +757,10 @@ void kd_server::handle_control_line(int fd, const std::string& line) {
     std::snprintf(buf, sizeof(buf),
                   "frames=%" PRIu64 " dropped=%" PRIu64 " corrupted=%" PRIu64 " delayed=%" PRIu64 " reordered=%" PRIu64
                   " retransmits=%" PRIu64 " resend_requests=%" PRIu64 " bad_frames=%" PRIu64 " duplicates=%" PRIu64
-                  " requests=%" PRIu64 " reboots=%" PRIu64,
+                  " requests=%" PRIu64 " reboots=%" PRIu64 " state_changes=%" PRIu64 " injected=%" PRIu64,
                   stats_.frames, stats_.dropped, stats_.corrupted, stats_.delayed, stats_.reordered, stats_.retransmits,
-                  stats_.resend_requests, stats_.bad_frames, stats_.duplicates, stats_.requests, stats_.reboots);
+                  stats_.resend_requests, stats_.bad_frames, stats_.duplicates, stats_.requests, stats_.reboots,
+                  stats_.state_changes, stats_.injected);
     answer = buf;
   } else if (cmd == "quit") {
     quit_ = true;
@@ -761,12 +812,6 @@ int kd_server::run() {
       auto b = std::move(*held_);
       held_.reset();
       if (conn_fd_ >= 0 && ::write(conn_fd_, b.data(), b.size()) < 0) drop_connection();
-    }
-    if (!pending_in_.empty()) {
-      frame f = std::move(pending_in_.front());
-      pending_in_.pop_front();
-      if (f.type == PACKET_TYPE_KD_STATE_MANIPULATE && !running_) handle_manipulate(f.payload);
-      continue;
     }
     if (reboot_requested_) {
       reboot_requested_ = false;

@@ -24,15 +24,27 @@ struct faults {
   double reorder = 0;   // probability a frame is sent after the next one
 };
 
+// Where the machine is when the simulator starts.
+enum class start_state {
+  running,        // running, printing "Hello from kd-sim" through DbgPrint
+  initial_break,  // halted at its initial break (the int3 of DbgBreakPointWithStatus), as a
+                  // kernel booted with /debug and /break waits for a debugger
+  breakpoint,     // halted at a breakpoint a debugger that went away left in the table
+};
+
 struct options {
   std::string listen = "unix:/tmp/ntoseye-kd.sock";  // or tcp:PORT, or pty (prints the device)
   std::string control;  // unix socket for test commands; empty: none
   faults wire;
   uint32_t seed = 1;
   int cpus = 2;
-  bool start_halted = false;
+  start_state start = start_state::running;
   int ack_timeout_ms = 200;
   bool verbose = false;
+  // Faults of the target itself, for the debugger's error messages: a kernel that never polls
+  // for the break-in byte (interrupts off), and one that answers every packet with RESET.
+  bool no_break_in = false;
+  bool reset_storm = false;
 };
 
 class kd_server {
@@ -64,6 +76,11 @@ class kd_server {
   void reset_ids();
   void handle_manipulate(const std::vector<uint8_t>& payload);
   void report_exception(int cpu, uint32_t code);
+  // A processor enters the debugger through DbgBreakPointWithStatus (break-in, initial break).
+  void break_with_status(int cpu, uint64_t status);
+  // A pending `inject`: the next manipulate request is dropped and a state change is reported
+  // instead, as a target whose receive loop restarted (KdpSendWaitContinue) does.
+  bool apply_injection();
   void report_load_symbols(const std::string& path, uint64_t base, uint32_t size);
   void send_report();
   void send_print(const std::string& text);
@@ -91,13 +108,14 @@ class kd_server {
   bool running_ = true;
   bool tracing_ = false;
   bool break_pending_ = false;
+  enum class injection { none, same, processor } inject_ = injection::none;
+  int inject_cpu_ = 0;
   bool report_pending_ = false;
   bool bugchecked_ = false;
   bool quit_ = false;
   bool reboot_requested_ = false;
   int current_cpu_ = 0;
   std::vector<uint8_t> last_report_;
-  std::deque<frame> pending_in_;
   std::deque<std::string> prints_;
   std::deque<std::string> loads_;  // driver loads to report while running
   uint64_t next_driver_base_ = kKernelBase + 0x1000000;
@@ -106,6 +124,7 @@ class kd_server {
   struct counters {
     uint64_t frames = 0, dropped = 0, corrupted = 0, delayed = 0, reordered = 0;
     uint64_t retransmits = 0, resend_requests = 0, bad_frames = 0, duplicates = 0, requests = 0, reboots = 0;
+    uint64_t state_changes = 0, injected = 0;
   } stats_;
 };
 

@@ -146,6 +146,7 @@ uint32_t machine::write_virtual(int cpu, uint64_t va, const uint8_t* in, uint32_
 std::optional<uint32_t> machine::add_breakpoint(int cpu, uint64_t va) {
   uint8_t original = 0;
   if (read_virtual(cpu, va, &original, 1) != 1) return std::nullopt;
+  if (breakpoint_at(va)) return std::nullopt;  // KdpAddBreakpoint refuses a second entry at one address
   for (uint32_t i = 0; i < 32; ++i) {
     if (table_[i].used) continue;
     const uint8_t int3 = 0xCC;
@@ -183,6 +184,13 @@ std::vector<uint64_t> machine::breakpoint_addresses() const {
     if (e.used) out.push_back(e.address);
   }
   return out;
+}
+
+void machine::call_break_with_status(int cpu, uint64_t status) {
+  CONTEXT& c = cpus_[static_cast<size_t>(cpu)].context;
+  push(cpu, c.Rip);
+  c.Rcx = status;
+  c.Rip = kBreakWithStatus;
 }
 
 bool machine::sleeping(int cpu) const { return std::chrono::steady_clock::now() < cpus_[static_cast<size_t>(cpu)].sleep_until; }

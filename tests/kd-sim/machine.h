@@ -18,7 +18,7 @@ inline constexpr uint64_t kKernelBase = 0xFFFFF80000000000ull;
 inline constexpr uint64_t kLoopStart = kKernelBase + 0x1000;  // CPU 0's loop
 inline constexpr uint64_t kSayHello = kKernelBase + 0x1100;   // calls DbgPrint
 inline constexpr uint64_t kIdleLoop = kKernelBase + 0x1200;   // the other CPUs
-inline constexpr uint64_t kBreakWithStatus = kKernelBase + 0x1300;
+inline constexpr uint64_t kBreakWithStatus = kKernelBase + 0x1300;  // DbgBreakPointWithStatus: int3; ret
 inline constexpr uint64_t kMessage = kKernelBase + 0x2000;
 inline constexpr uint64_t kPsLoadedModuleList = kKernelBase + 0x3000;
 inline constexpr uint64_t kKdDebuggerData = kKernelBase + 0x3100;
@@ -62,6 +62,10 @@ class machine {
 
   step_result step(int cpu);
   bool sleeping(int cpu) const;
+  // The CPU calls DbgBreakPointWithStatus(status), as the kernel does for its initial break, a
+  // break-in (DBG_STATUS_CONTROL_C) and a bugcheck: the return address is pushed, rcx holds the
+  // status and rip points at the routine's int3.
+  void call_break_with_status(int cpu, uint64_t status);
 
   // Debug registers: DR slots (bits 0-3) armed for execution at the CPU's rip, and the data
   // watches the last step triggered (taken, so reported once).

@@ -252,4 +252,10 @@ enum : uint32_t {
   STATUS_ILLEGAL_INSTRUCTION = 0xC000001D,
 };
 
+// The status argument of DbgBreakPointWithStatus (ReactOS ndk/kdtypes.h).
+enum : uint64_t {
+  DBG_STATUS_CONTROL_C = 1,
+  DBG_STATUS_BUGCHECK_FIRST = 3,
+};
+
 }  // namespace kdsim

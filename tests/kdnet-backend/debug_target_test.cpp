@@ -16,6 +16,7 @@
 
 #include "kdnet_factory.h"
 #include "kdnet_sim.hpp"
+#include "udp_port.hpp"
 
 using namespace std::chrono_literals;
 using sim_t = kdnet_sim::simulator;
@@ -31,18 +32,6 @@ struct text_writer {
                       }};
 };
 
-// A loopback UDP port that was free a moment ago.
-uint16_t free_port() {
-  int fd = socket(AF_INET, SOCK_DGRAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
 
 std::unique_ptr<sim_t> start_sim(uint16_t port, const char* key, double drop, double corrupt, uint32_t seed) {
   kdnet_sim::options o;
@@ -115,9 +104,13 @@ void scenario(toolhost_debug_target_t* t, sim_t& sim) {
 
   // open left the target halted by a break-in.
   CHECK(wait(t).reason == TOOLHOST_DT_STOP_INTERRUPT);
-  const uint64_t rip = register_value(t, "rip");
-  CHECK(rip >= sim_t::kCodeStart);
-  CHECK(rip < sim_t::kCodeStart + 7);
+  // The break-in is reported at the int3 of DbgBreakPointWithStatus (as Windows does).
+  CHECK(register_value(t, "rip") == sim_t::kBreakWithStatus);
+  const std::vector<uint8_t> ret = read(t, TOOLHOST_DT_VIRTUAL, register_value(t, "rsp"), 8);
+  uint64_t return_to = 0;
+  for (int i = 7; i >= 0; --i) return_to = return_to << 8 | ret[i];
+  CHECK(return_to >= sim_t::kCodeStart);
+  CHECK(return_to < sim_t::kCodeStart + 7);
   CHECK(register_value(t, "cr3") == sim_t::kCr3);
 
   CHECK(read(t, TOOLHOST_DT_VIRTUAL, sim_t::kDataArea, 16) == read(t, TOOLHOST_DT_PHYSICAL, sim_t::kKernelPhysical + 0x3000, 16));
@@ -170,7 +163,7 @@ TEST_CASE("a target with another key is never accepted and open says why") {
   auto sim = start_sim(port, "9.9.9.9", 0, 0, 5);
   std::string error;
   CHECK(open_kdnet(port, kKey, 1500, &error) == nullptr);
-  CHECK_THAT(error, Catch::Contains("no KDNET target poked"));
+  CHECK_THAT(error, Catch::Contains("No KDNET target poked"));
   CHECK_THAT(error, Catch::Contains("same key"));
   CHECK_FALSE(sim->keyed());
 }

@@ -76,10 +76,10 @@ void run_scenario(session& s) {
   CHECK(first.why == kd::stop_event::reason::interrupt);
   CHECK(t.version().kernel_base == sim_t::kKernelBase);
 
-  // r: the context is the simulated kernel loop.
-  const uint64_t rip = rip_of(t);
-  CHECK(rip >= sim_t::kCodeStart);
-  CHECK(rip < sim_t::kCodeStart + 7);
+  // r: the break-in entered DbgBreakPointWithStatus from the kernel loop, and is reported with
+  // rip at its int3, as Windows does; the loop's address is the return address on the stack.
+  CHECK(rip_of(t) == sim_t::kBreakWithStatus);
+  CHECK(first.pc == sim_t::kBreakWithStatus);
 
   // Virtual and physical reads agree with the image; writes land both ways.
   std::vector<uint8_t> by_va(64), by_pa(64);

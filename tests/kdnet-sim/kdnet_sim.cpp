@@ -20,6 +20,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <utility>
 
 namespace kdnet_sim {
 namespace {
@@ -139,7 +140,7 @@ constexpr uint32_t kOk = 0, kUnsuccessful = 0xC0000001;
 
 // AMD64 CONTEXT offsets.
 constexpr size_t kCtxSize = 0x4D0, kCtxFlags = 0x30, kCtxCs = 0x38, kCtxSs = 0x42, kCtxEflags = 0x44, kCtxDr7 = 0x70,
-                 kCtxRax = 0x78, kCtxRsp = 0x98, kCtxRip = 0xF8;
+                 kCtxRax = 0x78, kCtxRcx = 0x80, kCtxRsp = 0x98, kCtxRip = 0xF8;
 // KSPECIAL_REGISTERS offsets.
 constexpr size_t kKsSize = 0xE0, kKsCr0 = 0, kKsCr3 = 0x10, kKsCr4 = 0x18, kKsDr7 = 0x48;
 
@@ -173,19 +174,28 @@ struct simulator::state {
   std::optional<flight> in_flight;
   std::deque<std::pair<uint16_t, bytes>> outbox;
 
-  // Machine.
+  // Machine: two processors; CPU 0 runs the loop, CPU 1 idles.
+  struct processor {
+    bytes ctx;
+    bytes kspecial;
+    bytes set_context_staging;
+  };
   bytes ram;
-  bytes ctx;
-  bytes kspecial;
+  std::vector<processor> cpus;
+  int current = 0;  // the processor that reported the state
   std::map<uint32_t, uint64_t> bp_table;  // handle -> address
-  bytes set_context_staging;
   bool halted = false;
-  bool skip_bp_once = false;
   bool trace = false;
   bool boot_report_pending = false;
   uint64_t hw_hit_mask = 0;  // Dr6 B0-B3 of the stop being reported
+  bytes last_state_change;   // what a RESEND while halted sends again
+  enum class injection { none, same, processor } inject = injection::none;
+  int inject_cpu = 0;
   steady::time_point next_dbgprint{};
   uint64_t ticks = 0;
+
+  bytes& ctx() { return cpus[size_t(current)].ctx; }
+  bytes& kspecial() { return cpus[size_t(current)].kspecial; }
 
   // ---- machine --------------------------------------------------------------------------
   void boot() {
@@ -206,24 +216,33 @@ struct simulator::state {
     for (int i = 0; i < 64; ++i) ram[kp + 0x3000 + i] = uint8_t(i * 3 + 7);
     put(kp + 0x4000, k + 0x4000);  // PsLoadedModuleList: an empty list
     put(kp + 0x4008, k + 0x4000);
-    ctx.assign(kCtxSize, 0);
-    w32(ctx, kCtxFlags, 0x10001F);
-    w16(ctx, kCtxCs, 0x10);
-    w16(ctx, kCtxSs, 0x18);
-    w32(ctx, kCtxEflags, 0x202);
-    w64(ctx, kCtxRsp, k + 0x8000);
-    w64(ctx, kCtxRip, kCodeStart);
-    kspecial.assign(kKsSize, 0);
-    w64(kspecial, kKsCr0, 0x80050033);
-    w64(kspecial, kKsCr3, kCr3);
-    w64(kspecial, kKsCr4, 0x350EF8);
+    const uint8_t idle[] = {0xF3, 0x90, 0xEB, 0xFC};  // pause; jmp back
+    std::memcpy(&ram[kp + (kIdleLoop - k)], idle, sizeof(idle));
+    const uint8_t break_with_status[] = {0xCC, 0xC3};  // int3; ret
+    std::memcpy(&ram[kp + (kBreakWithStatus - k)], break_with_status, sizeof(break_with_status));
+    cpus.assign(2, processor{});
+    for (size_t i = 0; i < cpus.size(); ++i) {
+      bytes& c = cpus[i].ctx;
+      c.assign(kCtxSize, 0);
+      w32(c, kCtxFlags, 0x10001F);
+      w16(c, kCtxCs, 0x10);
+      w16(c, kCtxSs, 0x18);
+      w32(c, kCtxEflags, 0x202);
+      w64(c, kCtxRsp, k + 0x8000 - i * 0x1000);
+      w64(c, kCtxRip, i == 0 ? kCodeStart : kIdleLoop);
+      bytes& ks = cpus[i].kspecial;
+      ks.assign(kKsSize, 0);
+      w64(ks, kKsCr0, 0x80050033);
+      w64(ks, kKsCr3, kCr3);
+      w64(ks, kKsCr4, 0x350EF8);
+    }
+    current = 0;
     bp_table.clear();
-    set_context_staging.clear();
   }
 
   std::optional<uint64_t> translate(uint64_t va) const {
     auto entry = [&](uint64_t pa) -> uint64_t { return pa + 8 <= ram.size() ? rd(&ram[pa], 8) : 0; };
-    uint64_t e = entry((r64(kspecial, kKsCr3) & ~0xFFFull) + ((va >> 39) & 0x1FF) * 8);
+    uint64_t e = entry((r64(cpus[size_t(current)].kspecial, kKsCr3) & ~0xFFFull) + ((va >> 39) & 0x1FF) * 8);
     if (!(e & 1)) return std::nullopt;
     e = entry((e & 0xFFFFFFFFF000ull) + ((va >> 30) & 0x1FF) * 8);
     if (!(e & 1)) return std::nullopt;
@@ -251,19 +270,47 @@ struct simulator::state {
     return n;
   }
 
-  // Executes one instruction of the tiny ISA: nop, inc rax, jmp rel8 (others skip a byte).
-  void execute_one() {
-    const uint64_t rip = r64(ctx, kCtxRip);
+  // Executes one instruction of the tiny ISA on the current processor: nop, pause, inc rax,
+  // jmp rel8, ret, and int3, which traps without moving rip (the kernel backs rip up to the int3
+  // before it reports). Returns false at an int3.
+  bool execute_one() {
+    bytes& c = ctx();
+    const uint64_t rip = r64(c, kCtxRip);
     uint8_t ins[3] = {0, 0, 0};
     access(false, false, rip, ins, 3);
     uint64_t next = rip + 1;
+    if (ins[0] == 0xCC) return false;
     if (ins[0] == 0x48 && ins[1] == 0xFF && ins[2] == 0xC0) {
-      w64(ctx, kCtxRax, r64(ctx, kCtxRax) + 1);
+      w64(c, kCtxRax, r64(c, kCtxRax) + 1);
       next = rip + 3;
+    } else if (ins[0] == 0xF3 && ins[1] == 0x90) {
+      next = rip + 2;
     } else if (ins[0] == 0xEB) {
       next = rip + 2 + int64_t(int8_t(ins[1]));
+    } else if (ins[0] == 0xC3) {
+      uint8_t to[8] = {};
+      const uint64_t sp = r64(c, kCtxRsp);
+      access(false, false, sp, to, 8);
+      w64(c, kCtxRsp, sp + 8);
+      next = rd(to, 8);
     }
-    w64(ctx, kCtxRip, next);
+    w64(c, kCtxRip, next);
+    return true;
+  }
+
+  // The processor calls DbgBreakPointWithStatus(status) and traps on its int3, as the kernel
+  // does for its initial break and for a break-in (DBG_STATUS_CONTROL_C, 1).
+  void break_with_status(int cpu, uint64_t status) {
+    current = cpu;
+    bytes& c = ctx();
+    uint8_t ret[8];
+    for (int i = 0; i < 8; ++i) ret[i] = uint8_t(r64(c, kCtxRip) >> (8 * i));
+    const uint64_t sp = r64(c, kCtxRsp) - 8;
+    access(false, true, sp, ret, 8);
+    w64(c, kCtxRsp, sp);
+    w64(c, kCtxRcx, status);
+    w64(c, kCtxRip, kBreakWithStatus);
+    halt(0x80000003);
   }
 
   // ---- wire -------------------------------------------------------------------------------
@@ -330,9 +377,11 @@ struct simulator::state {
 
   void pump_outbox(steady::time_point now) {
     if (!keys.keyed) return;
-    if (in_flight && now - in_flight->sent > milliseconds(150)) {
-      if (++in_flight->tries > 60) {
-        in_flight.reset();  // the host is gone; a real target would keep trying
+    if (in_flight && now - in_flight->sent > milliseconds(opt.retransmit_ms)) {
+      // A state change is sent until the debugger takes it (kddll's KdSendPacket never gives
+      // up on an exception report); other packets give up after a while.
+      if (++in_flight->tries > 60 && in_flight->type != kPtStateChange) {
+        in_flight.reset();
       } else {
         ++c.retransmits;
         in_flight->sent = now;
@@ -349,10 +398,12 @@ struct simulator::state {
 
   bytes state_change(uint32_t new_state, uint32_t code) {
     bytes s(240, 0);
-    const uint64_t rip = r64(ctx, kCtxRip);
+    const bytes& c = ctx();
+    const uint64_t rip = r64(c, kCtxRip);
     w32(s, 0, new_state);
-    w32(s, 8, 1);                        // NumberProcessors
-    w64(s, 16, 0xFFFFD00000001000ull);   // Thread
+    w16(s, 6, uint16_t(current));        // Processor
+    w32(s, 8, uint32_t(cpus.size()));    // NumberProcessors
+    w64(s, 16, 0xFFFFD00000001000ull + uint64_t(current) * 0x1000);  // Thread
     w64(s, 24, rip);                     // ProgramCounter
     if (new_state == 0x3030) {
       w32(s, 32, code);                  // ExceptionCode
@@ -362,8 +413,8 @@ struct simulator::state {
     // Dr6: BS for a trace step, B0-B3 for a debug-register hit, else only the reserved ones.
     w64(s, 192, 0xFFFF0FF0 | (code == 0x80000004 ? (hw_hit_mask != 0 ? hw_hit_mask : 0x4000) : 0));
     hw_hit_mask = 0;
-    w64(s, 200, r64(kspecial, kKsDr7));
-    w32(s, 208, r32(ctx, kCtxEflags));
+    w64(s, 200, r64(kspecial(), kKsDr7));
+    w32(s, 208, r32(c, kCtxEflags));
     w16(s, 212, 16);  // InstructionCount
     // As Windows does (KdpSetCommonState), drop the table's breakpoints inside the reported
     // instruction stream; the debugger writes them again before it resumes.
@@ -378,7 +429,8 @@ struct simulator::state {
   void halt(uint32_t code) {
     halted = true;
     trace = false;
-    queue(kPtStateChange, state_change(0x3030, code));
+    last_state_change = state_change(0x3030, code);
+    queue(kPtStateChange, last_state_change);
   }
 
   void report_boot() {
@@ -391,10 +443,12 @@ struct simulator::state {
     w32(s, 60, 0x800000);         // SizeOfImage
     s.insert(s.end(), path.begin(), path.end());
     s.push_back(0);
+    last_state_change = s;
     queue(kPtStateChange, std::move(s));
   }
 
   void dbgprint(const std::string& text) {
+    if (!keys.keyed) return;  // nobody to print to: lost, as on a kernel whose debugger is not there
     bytes p(16 + text.size(), 0);
     w32(p, 0, 0x3230);  // PrintString
     w32(p, 8, text.size());
@@ -415,7 +469,7 @@ struct simulator::state {
     outbox.clear();
     halted = false;
     trace = false;
-    skip_bp_once = false;
+    inject = injection::none;
     boot_report_pending = true;
     next_poke = steady::now();
     ++c.boots;
@@ -423,8 +477,8 @@ struct simulator::state {
 
   void on_data(const opened& o) {
     const bytes& p = o.payload;
-    if (p.size() == 1 && p[0] == 0x62) {  // break-in
-      if (!halted) halt(0x80000003);
+    if (p.size() == 1 && p[0] == 0x62) {  // break-in: the clock interrupt calls DbgBreakPointWithStatus
+      if (!halted) break_with_status(0, 1);
       return;
     }
     if (p.size() < 16) return;
@@ -433,14 +487,18 @@ struct simulator::state {
     const uint32_t id = uint32_t(r32(p, 8));
     if (leader == kLeaderControl) {
       if (type == kPtAck && in_flight && id == in_flight->id) in_flight.reset();
-      if (type == kPtResend && in_flight) in_flight->sent = steady::time_point{};  // resend at once
+      if (type == kPtResend && in_flight) {
+        in_flight->sent = steady::time_point{};  // resend at once
+      } else if (type == kPtResend && halted && outbox.empty()) {
+        queue(kPtStateChange, last_state_change);  // waiting for a request: the state change again
+      }
       if (type == kPtReset) {
         next_id = kFirstTargetId;
         last_host_id.reset();
         in_flight.reset();
         outbox.clear();
         send_control(kPtReset, 0);
-        if (halted) queue(kPtStateChange, state_change(0x3030, 0x80000003));
+        if (halted) queue(kPtStateChange, last_state_change);
       }
       return;
     }
@@ -458,7 +516,20 @@ struct simulator::state {
       return;
     }
     last_host_id = id;
-    if (type == kPtManipulate && halted) manipulate(bytes(p.begin() + 16, p.end()));
+    if (type != kPtManipulate || !halted) return;
+    if (inject != injection::none) {
+      // The request is dropped and a state change reported instead, as a kernel whose receive
+      // loop restarted does (KdpSendWaitContinue sends its state change again).
+      const injection what = std::exchange(inject, injection::none);
+      ++c.injected;
+      if (what == injection::same) {
+        queue(kPtStateChange, last_state_change);
+      } else {
+        break_with_status(inject_cpu, 1);
+      }
+      return;
+    }
+    manipulate(bytes(p.begin() + 16, p.end()));
   }
 
   void manipulate(const bytes& req) {
@@ -469,6 +540,13 @@ struct simulator::state {
     uint32_t status = kOk;
     bytes out;
     constexpr size_t u = 16;
+    const size_t cpu = size_t(r16(req, 6));
+    if (cpu >= cpus.size()) {
+      w32(reply, 8, kUnsuccessful);
+      queue(kPtManipulate, std::move(reply));
+      return;
+    }
+    processor& pr = cpus[cpu];
     switch (api) {
       case 0x3130:    // ReadVirtualMemory
       case 0x313D: {  // ReadPhysicalMemory
@@ -490,7 +568,7 @@ struct simulator::state {
         break;
       }
       case 0x3132:  // GetContext
-        out = ctx;
+        out = pr.ctx;
         break;
       case 0x3160: {  // SetContextEx: Offset, ByteCount, BytesCopied = total; commit on the last chunk
         const size_t offset = r32(req, u), count = r32(req, u + 4), total = r32(req, u + 8);
@@ -498,11 +576,11 @@ struct simulator::state {
           status = kUnsuccessful;
           break;
         }
-        set_context_staging.resize(total);
-        std::copy_n(data.begin(), count, set_context_staging.begin() + offset);
+        pr.set_context_staging.resize(total);
+        std::copy_n(data.begin(), count, pr.set_context_staging.begin() + offset);
         if (offset + count == total) {
-          std::memcpy(ctx.data(), set_context_staging.data(), total);
-          set_context_staging.clear();
+          std::memcpy(pr.ctx.data(), pr.set_context_staging.data(), total);
+          pr.set_context_staging.clear();
         }
         break;
       }
@@ -515,9 +593,9 @@ struct simulator::state {
           break;
         }
         if (api == 0x3137) {
-          out.assign(kspecial.begin(), kspecial.begin() + n);
+          out.assign(pr.kspecial.begin(), pr.kspecial.begin() + n);
         } else {
-          std::copy_n(data.begin(), std::min(n, data.size()), kspecial.begin());
+          std::copy_n(data.begin(), std::min(n, data.size()), pr.kspecial.begin());
         }
         w32(reply, u + 12, n);
         break;
@@ -528,7 +606,9 @@ struct simulator::state {
         for (uint32_t h = 1; h <= 32 && handle == 0; ++h) {
           if (!bp_table.count(h)) handle = h;
         }
-        if (handle == 0 || !translate(address)) {
+        bool present = false;  // KdpAddBreakpoint refuses a second entry at one address
+        for (const auto& [h, a] : bp_table) present = present || a == address;
+        if (handle == 0 || present || !translate(address)) {
           status = kUnsuccessful;
           break;
         }
@@ -539,12 +619,13 @@ struct simulator::state {
       case 0x3135:  // RestoreBreakPoint: handle @0
         if (bp_table.erase(uint32_t(r32(req, u))) == 0) status = kUnsuccessful;
         break;
-      case 0x313C: {  // Continue2: status, TraceFlag, Dr7; no reply
+      case 0x313C: {  // Continue2: status, TraceFlag, Dr7 (for every processor); no reply
         trace = r32(req, u + 4) != 0;
-        w64(kspecial, kKsDr7, r64(req, u + 8));
-        w64(ctx, kCtxDr7, r64(req, u + 8));
+        for (processor& each : cpus) {
+          w64(each.kspecial, kKsDr7, r64(req, u + 8));
+          w64(each.ctx, kCtxDr7, r64(req, u + 8));
+        }
         halted = false;
-        skip_bp_once = true;
         next_dbgprint = steady::now() + milliseconds(opt.dbgprint_interval_ms);
         return;
       }
@@ -570,8 +651,10 @@ struct simulator::state {
           status = kUnsuccessful;
         }
         break;
-      case 0x3150:  // SwitchProcessor: one processor here; report the state again
-        queue(kPtStateChange, state_change(0x3030, 0x80000003));
+      case 0x3150:  // SwitchProcessor: the processor asked for reports instead of a reply
+        current = int(cpu);
+        last_state_change = state_change(0x3030, 0x80000003);
+        queue(kPtStateChange, last_state_change);
         return;
       case 0x313B:  // Reboot
         reboot_now();
@@ -629,37 +712,47 @@ struct simulator::state {
       boot_report_pending = false;
       report_boot();
     }
-    if (keys.keyed && !halted) {
+    // The machine runs whether or not a debugger is there; only what it sends needs a key.
+    const int stepping = current;
+    for (int cpu = 0; cpu < int(cpus.size()) && !halted; ++cpu) {
+      if (trace && cpu != stepping) continue;
+      current = cpu;
       for (int i = 0; i < 64 && !halted; ++i) {
-        const uint64_t rip = r64(ctx, kCtxRip);
+        const uint64_t rip = r64(ctx(), kCtxRip);
         bool at_bp = false;
         for (auto& [h, a] : bp_table) at_bp = at_bp || a == rip;
-        if (at_bp && !skip_bp_once) {
+        if (at_bp) {
           ++c.breakpoint_hits;
           halt(0x80000003);
           break;
         }
         // Execute breakpoints in DR0-DR3 (enabled in Dr7, type 00) fault before the
         // instruction with #DB, which Windows reports as STATUS_SINGLE_STEP with Dr6.Bn set.
-        const uint64_t dr7 = r64(kspecial, kKsDr7);
-        for (int n = 0; n < 4 && !skip_bp_once && hw_hit_mask == 0; ++n) {
+        const uint64_t dr7 = r64(kspecial(), kKsDr7);
+        for (int n = 0; n < 4 && hw_hit_mask == 0; ++n) {
           const bool enabled = ((dr7 >> (2 * n)) & 3) != 0;
           const bool execute = ((dr7 >> (16 + 4 * n)) & 3) == 0;
-          if (enabled && execute && r64(kspecial, 0x20 + 8 * n) == rip) hw_hit_mask = 1u << n;
+          if (enabled && execute && r64(kspecial(), 0x20 + 8 * n) == rip) hw_hit_mask = 1u << n;
         }
         if (hw_hit_mask != 0) {
           ++c.breakpoint_hits;
           halt(0x80000004);
           break;
         }
-        skip_bp_once = false;
-        execute_one();
-        if (trace) halt(0x80000004);
+        if (!execute_one()) {
+          halt(0x80000003);  // an int3 in the code
+          break;
+        }
+        if (trace) {
+          halt(0x80000004);
+          break;
+        }
       }
-      if (!halted && now >= next_dbgprint) {
-        dbgprint("kdnet-sim: tick " + std::to_string(++ticks) + " rax=" + std::to_string(r64(ctx, kCtxRax)) + "\n");
-        next_dbgprint = now + milliseconds(opt.dbgprint_interval_ms);
-      }
+    }
+    if (!halted) current = stepping;
+    if (!halted && now >= next_dbgprint) {
+      dbgprint("kdnet-sim: tick " + std::to_string(++ticks) + " rax=" + std::to_string(r64(cpus[0].ctx, kCtxRax)) + "\n");
+      next_dbgprint = now + milliseconds(opt.dbgprint_interval_ms);
     }
     pump_outbox(now);
   }
@@ -720,8 +813,15 @@ bool simulator::start(std::string* error) {
   {
     std::lock_guard lock(s.m);
     s.reboot_now();
-    s.boot_report_pending = false;  // the first boot happened long ago: the target just runs
+    s.boot_report_pending = false;  // the first boot happened long ago
     s.c.boots = 0;
+    if (s.opt.start == start_state::initial_break) {
+      s.break_with_status(0, 1);
+    } else if (s.opt.start == start_state::breakpoint) {
+      // A debugger that went away left a breakpoint in the table; the loop reaches it at once.
+      s.bp_table[1] = kIncRax;
+      for (int i = 0; i < 16 && !s.halted; ++i) s.tick(steady::now());
+    }
   }
   thread_ = std::thread([this] { run(); });
   return true;
@@ -775,9 +875,20 @@ size_t simulator::breakpoints_in_table() const {
   return s_->bp_table.size();
 }
 
+void simulator::inject(bool same, int processor) {
+  std::lock_guard lock(s_->m);
+  s_->inject = same ? state::injection::same : state::injection::processor;
+  s_->inject_cpu = processor;
+}
+
+uint64_t simulator::rip(int processor) const {
+  std::lock_guard lock(s_->m);
+  return r64(s_->cpus[size_t(processor)].ctx, kCtxRip);
+}
+
 uint64_t simulator::rax() const {
   std::lock_guard lock(s_->m);
-  return r64(s_->ctx, kCtxRax);
+  return r64(s_->cpus[0].ctx, kCtxRax);
 }
 
 std::vector<uint8_t> simulator::read_physical(uint64_t address, size_t size) const {

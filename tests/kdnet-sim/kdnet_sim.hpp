@@ -2,12 +2,16 @@
 // layouts; the KDNET datagram, key and handshake rules in ntoseye's notes) and deliberately
 // sharing no code with the kdnet backend, so that it can catch the backend's mistakes.
 //
-// It plays a one-processor AMD64 Windows kernel under KDNET: it pokes the host on the control
+// It plays a two-processor AMD64 Windows kernel under KDNET: it pokes the host on the control
 // channel, keys the data channel from the host's reply, sends keepalives, and serves KD over the
-// data channel: manipulate APIs on a memory image with real 4-level page tables, a CONTEXT,
-// KSPECIAL_REGISTERS, a 32-entry breakpoint table, execute breakpoints in DR0-DR3 (no data
-// watchpoints: the tiny instruction set never writes memory), Continue2 with the trace flag, break-in,
-// DbgPrint while running, and a reboot on request. It can drop and corrupt datagrams both ways.
+// data channel: manipulate APIs on a memory image with real 4-level page tables, a CONTEXT and
+// KSPECIAL_REGISTERS per processor, a 32-entry breakpoint table, execute breakpoints in DR0-DR3
+// (no data watchpoints: the tiny instruction set never writes memory), Continue2 with the trace
+// flag, SwitchProcessor, break-in, DbgPrint while running, and a reboot on request. As Windows
+// does, a break-in (and the initial break) enters DbgBreakPointWithStatus and is reported with
+// rip at its int3, which the debugger must step over; a halted target sends its state change
+// until it is acknowledged and again on RESET or RESEND. It can drop and corrupt datagrams both
+// ways.
 #pragma once
 
 #include <atomic>
@@ -20,6 +24,13 @@
 
 namespace kdnet_sim {
 
+// Where the machine is when the simulator starts.
+enum class start_state {
+  running,        // CPU 0 runs its loop and prints
+  initial_break,  // halted at the int3 of DbgBreakPointWithStatus (a kernel booted with /break)
+  breakpoint,     // halted at a table breakpoint on kIncRax that a vanished debugger left
+};
+
 struct options {
   std::string host = "127.0.0.1";  // where the debugger listens
   uint16_t port = 50000;
@@ -29,6 +40,8 @@ struct options {
   uint32_t seed = 1;
   uint32_t poke_interval_ms = 3000;
   uint32_t dbgprint_interval_ms = 200;  // while running
+  uint32_t retransmit_ms = 150;         // an unacknowledged KD packet is sent again after this
+  start_state start = start_state::running;
 };
 
 struct counters {
@@ -45,6 +58,7 @@ struct counters {
   uint64_t boots = 0;
   uint64_t breakpoint_hits = 0;
   uint64_t dbgprints = 0;
+  uint64_t injected = 0;  // requests dropped for an injected state change
 };
 
 // The simulator's own datagram sealing, exposed so that tests can check it against traffic
@@ -70,12 +84,16 @@ class simulator {
   // The machine reboots: keys, packet ids, breakpoints and memory start over, and it pokes again.
   void reboot();
   void set_faults(double drop, double corrupt);
+  // At the next request while halted, drop it and report a state change instead: the same one
+  // again (`same`), or `processor` entering DbgBreakPointWithStatus (a new stop).
+  void inject(bool same, int processor = 0);
 
   counters stats() const;
   bool keyed() const;
   bool halted() const;
   size_t breakpoints_in_table() const;
-  uint64_t rax() const;
+  uint64_t rax() const;  // CPU 0's
+  uint64_t rip(int processor) const;
   std::vector<uint8_t> read_physical(uint64_t address, size_t size) const;
 
   // The layout tests rely on.
@@ -83,6 +101,8 @@ class simulator {
   static constexpr uint64_t kKernelPhysical = 0x400000;
   static constexpr uint64_t kCodeStart = kKernelBase + 0x1000;  // nop; inc rax; nop; jmp -7
   static constexpr uint64_t kIncRax = kCodeStart + 1;
+  static constexpr uint64_t kIdleLoop = kKernelBase + 0x1500;         // CPU 1: pause; jmp back
+  static constexpr uint64_t kBreakWithStatus = kKernelBase + 0x1300;  // DbgBreakPointWithStatus: int3; ret
   static constexpr uint64_t kDataArea = kKernelBase + 0x3000;   // 64 bytes of a known pattern
   static constexpr uint64_t kCr3 = 0x1000;
 

@@ -1,7 +1,9 @@
 // kdnet-sim: the KDNET target simulator as a process, for integration tests that drive the
 // debugger through toolhost. Options:
-//   --host ADDR --port N --key a.b.c.d --drop P --corrupt P --seed N --poke-ms N
-// Reads commands on stdin, one per line: "reboot", "faults DROP CORRUPT", "stats", "quit".
+//   --host ADDR --port N --key a.b.c.d --drop P --corrupt P --seed N --poke-ms N --retransmit-ms N
+//   --start running|initial-break|breakpoint
+// Reads commands on stdin, one per line: "reboot", "faults DROP CORRUPT", "inject same",
+// "inject cpu N", "stats", "quit".
 // "stats" prints one JSON line on stdout. Exits when stdin closes.
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +25,10 @@ int main(int argc, char** argv) {
     else if (flag == "--corrupt") o.corrupt = std::atof(v);
     else if (flag == "--seed") o.seed = static_cast<uint32_t>(std::atoi(v));
     else if (flag == "--poke-ms") o.poke_interval_ms = static_cast<uint32_t>(std::atoi(v));
+    else if (flag == "--retransmit-ms") o.retransmit_ms = static_cast<uint32_t>(std::atoi(v));
+    else if (flag == "--start" && std::string(v) == "running") o.start = kdnet_sim::start_state::running;
+    else if (flag == "--start" && std::string(v) == "initial-break") o.start = kdnet_sim::start_state::initial_break;
+    else if (flag == "--start" && std::string(v) == "breakpoint") o.start = kdnet_sim::start_state::breakpoint;
     else {
       std::cerr << "kdnet-sim: unknown option " << flag << "\n";
       return 2;
@@ -42,6 +48,12 @@ int main(int argc, char** argv) {
     in >> cmd;
     if (cmd == "quit") break;
     if (cmd == "reboot") sim.reboot();
+    if (cmd == "inject") {
+      std::string what;
+      int cpu = 0;
+      in >> what >> cpu;
+      sim.inject(what == "same", cpu);
+    }
     if (cmd == "faults") {
       double drop = 0, corrupt = 0;
       in >> drop >> corrupt;
@@ -52,13 +64,14 @@ int main(int argc, char** argv) {
       std::printf(
           "{\"keyed\":%s,\"halted\":%s,\"breakpoints\":%zu,\"rax\":%llu,\"rejected\":%llu,\"dropped\":%llu,"
           "\"corrupted\":%llu,\"repeated_sequences\":%llu,\"duplicate_requests\":%llu,\"handshakes\":%llu,"
-          "\"boots\":%llu,\"breakpoint_hits\":%llu,\"dbgprints\":%llu}\n",
+          "\"boots\":%llu,\"breakpoint_hits\":%llu,\"dbgprints\":%llu,\"injected\":%llu}\n",
           sim.keyed() ? "true" : "false", sim.halted() ? "true" : "false", sim.breakpoints_in_table(),
           static_cast<unsigned long long>(sim.rax()), static_cast<unsigned long long>(c.rejected),
           static_cast<unsigned long long>(c.dropped), static_cast<unsigned long long>(c.corrupted),
           static_cast<unsigned long long>(c.repeated_sequences), static_cast<unsigned long long>(c.duplicate_requests),
           static_cast<unsigned long long>(c.handshakes), static_cast<unsigned long long>(c.boots),
-          static_cast<unsigned long long>(c.breakpoint_hits), static_cast<unsigned long long>(c.dbgprints));
+          static_cast<unsigned long long>(c.breakpoint_hits), static_cast<unsigned long long>(c.dbgprints),
+          static_cast<unsigned long long>(c.injected));
       std::fflush(stdout);
     }
   }

@@ -139,6 +139,13 @@ class renderer {
     return dt_output{std::move(text_), std::move(json_)};
   }
 
+  dt_output value_only() {
+    std::string json;
+    std::string text = value_text(r_.id, *r_.address, 0, 0, json);
+    json = json.empty() ? "{}" : "{" + json.substr(1) + "}";
+    return dt_output{std::move(text), std::move(json)};
+  }
+
  private:
   static const char* kind_name(const type& t) {
     switch (t.k) {
@@ -518,6 +525,12 @@ class renderer {
 absl::StatusOr<dt_output> render_dt(const dt_request& request) {
   if (request.id == kNoType) return absl::InvalidArgumentError("no type to show");
   return renderer(request).run();
+}
+
+absl::StatusOr<dt_output> render_value(const dt_request& request) {
+  if (request.id == kNoType) return absl::InvalidArgumentError("no type to show");
+  if (!request.address || !request.read) return absl::InvalidArgumentError("a value needs an address and a memory reader");
+  return renderer(request).value_only();
 }
 
 }  // namespace toolhost::types

@@ -121,4 +121,34 @@ std::vector<std::string> matching_type_names(const type_table& table, std::strin
   return out;
 }
 
+namespace {
+
+std::string c_type_name_at(const type_table& table, type_id id, int depth) {
+  if (id == kNoType) return "void";
+  if (depth > 16) return "...";  // a type that reaches itself through pointers in a bad file
+  const type& t = table.get(id);
+  auto tagged = [&](const char* tag) { return std::string(tag) + (t.name.empty() ? "<unnamed-tag>" : t.name); };
+  switch (t.k) {
+    case kind::alias: return t.name;
+    case kind::base: return t.name.empty() ? c_word(table, id) : t.name;
+    case kind::pointer: {
+      const type_id target = strip_aliases(table, t.target);
+      if (target != kNoType && table.get(target).k == kind::function) {
+        return c_type_name_at(table, table.get(target).target, depth + 1) + " (*)()";
+      }
+      return c_type_name_at(table, t.target, depth + 1) + " *";
+    }
+    case kind::array: return c_type_name_at(table, t.target, depth + 1) + " [" + std::to_string(t.count) + "]";
+    case kind::structure: return tagged("struct ");
+    case kind::union_: return tagged("union ");
+    case kind::enumeration: return tagged("enum ");
+    case kind::function: return c_type_name_at(table, t.target, depth + 1) + " ()";
+  }
+  return "void";
+}
+
+}  // namespace
+
+std::string c_type_name(const type_table& table, type_id id) { return c_type_name_at(table, id, 0); }
+
 }  // namespace toolhost::types

@@ -17,6 +17,7 @@
 
 #include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
+#include <absl/strings/str_format.h>
 
 namespace toolhost::kd {
 namespace {
@@ -32,7 +33,8 @@ absl::StatusOr<int> connect_unix(const std::string& path, std::chrono::milliseco
   }
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  const auto deadline = clock::now() + timeout;
+  const auto started = clock::now();
+  const auto deadline = started + timeout;
   while (true) {
     int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return absl::InternalError("socket(): " + errno_text());
@@ -41,9 +43,11 @@ absl::StatusOr<int> connect_unix(const std::string& path, std::chrono::milliseco
     ::close(fd);
     // The VM may still be starting: retry a missing or refusing socket until the deadline.
     if ((err != ENOENT && err != ECONNREFUSED) || clock::now() >= deadline) {
+      const bool waited = err == ENOENT || err == ECONNREFUSED;
       return absl::UnavailableError(absl::StrCat(
-          "Cannot connect to the KD socket '", path, "': ", std::strerror(err),
-          ". Start QEMU with -chardev socket,id=kd,path=", path,
+          waited ? "Nothing was listening on the KD socket '" : "Cannot connect to the KD socket '", path, "' (",
+          std::strerror(err), waited ? absl::StrFormat(") in %.1f s", std::chrono::duration<double>(clock::now() - started).count()) : ")",
+          ": start QEMU with -chardev socket,id=kd,path=", path,
           ",server=on,wait=off -serial chardev:kd, or give another path in `connect`."));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -85,7 +89,8 @@ absl::StatusOr<int> connect_tcp(std::string_view spec, std::chrono::milliseconds
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ::freeaddrinfo(found);
-  return absl::UnavailableError(absl::StrCat("Cannot connect to tcp:", text, ": ", last, "."));
+  return absl::UnavailableError(absl::StrFormat("Nothing accepted a connection on tcp:%s in %.1f s (%s): check the host and port of the target's serial line.",
+                                                text, std::chrono::duration<double>(timeout).count(), last));
 }
 
 absl::StatusOr<int> open_serial(const std::string& path) {

@@ -51,7 +51,6 @@ absl::StatusOr<std::optional<kdcom_frame>> kdcom_link::read_frame(clock::time_po
 absl::Status kdcom_link::on_reset() {
   count(&link_stats::resets);
   out_id_ = kInitialPacketId;
-  in_expected_.reset();
   last_accepted_.reset();
   awaiting_sync_ = true;
   // Answer the target's RESET unless it is the answer to ours.
@@ -65,22 +64,29 @@ absl::Status kdcom_link::on_reset() {
 absl::Status kdcom_link::on_data(kdcom_frame& frame) {
   const uint32_t id = frame.id;
   const uint32_t bare = id & ~kSyncPacketId;
-  if (last_accepted_ && id == *last_accepted_) {
+  // A repeat is the packet taken last, sent again because our ACK was lost: the same id and the
+  // same bytes. The same id with other bytes is new: a kddll target that took a packet of ours
+  // as the ACK of one we never got moves on to its next id all the same, so ids alone cannot
+  // tell (with two of them, the "next" one is the last one again).
+  if (last_accepted_ && bare == (*last_accepted_ & ~kSyncPacketId) && frame.type == last_type_ &&
+      frame.payload == last_payload_) {
     count(&link_stats::duplicates);
     return send_control(kTypeAcknowledge, bare);
   }
   bool restarted = false;
   if ((id & kSyncPacketId) != 0) {
-    // The target restarted its stream: expected after our RESET, a reboot otherwise.
+    // The target's ids started over and none of its packets was acknowledged since. After a
+    // RESET that holds for its packets before the RESET (its first after a boot) and after it,
+    // until one without SYNC shows it is past; any other time it is a new boot, which expects
+    // our first id again.
     restarted = !awaiting_sync_;
+    if (restarted) out_id_ = kInitialPacketId;
+  } else {
     awaiting_sync_ = false;
-    out_id_ = kInitialPacketId;
-  } else if (in_expected_ && id != *in_expected_) {
-    count(&link_stats::duplicates);
-    return send_control(kTypeAcknowledge, bare);
   }
-  in_expected_ = bare ^ 1u;
   last_accepted_ = id;
+  last_type_ = frame.type;
+  last_payload_ = frame.payload;
   count(&link_stats::received);
   if (auto s = send_control(kTypeAcknowledge, bare); !s.ok()) return s;
   queue_.push_back(inbound{packet{frame.type, std::move(frame.payload)}, restarted});
@@ -118,7 +124,10 @@ absl::Status kdcom_link::send(uint16_t type, std::span<const uint8_t> payload) {
             out_id_ = (out_id_ ^ 1u) & ~kSyncPacketId;
             return absl::OkStatus();
           }
-          if (f.type == kTypeResend) retransmit = true;
+          if (f.type == kTypeResend) {
+            count(&link_stats::resend_requests);
+            retransmit = true;
+          }
           if (f.type == kTypeReset) {
             if (auto s = on_reset(); !s.ok()) return s;
             retransmit = true;
@@ -159,7 +168,6 @@ absl::Status kdcom_link::break_in() {
 
 absl::Status kdcom_link::reset() {
   out_id_ = kInitialPacketId;
-  in_expected_.reset();
   last_accepted_.reset();
   awaiting_sync_ = true;
   last_reset_sent_ = clock::now();

@@ -16,6 +16,7 @@ absl::StatusOr<state_change> decode_state_change(std::span<const uint8_t> p) {
     return absl::InvalidArgumentError(absl::StrCat("A state change of ", p.size(), " bytes is too short (at least ", kMinimum, ")."));
   }
   state_change s;
+  s.raw.assign(p.begin(), p.end());
   s.new_state = get_u32(p, 0);
   s.processor_level = get_u16(p, 4);
   s.processor = get_u16(p, 6);

@@ -53,45 +53,94 @@ target::~target() {
 
 absl::StatusOr<std::unique_ptr<target>> target::attach(std::unique_ptr<link> l, target_options options) {
   std::unique_ptr<target> t(new target(std::move(l), options));
-  if (auto s = t->link_->reset(); !s.ok()) return s;
-  bool restarted = false;
-  auto state = t->wait_state_change(options.attach_wait, &restarted);
-  const auto deadline = clock::now() + options.attach_timeout;
-  while (!state.ok() && absl::IsDeadlineExceeded(state.status()) && clock::now() < deadline) {
-    // Not halted (or not retransmitting): break in.
-    t->interrupt_requested_ = true;
-    if (auto s = t->link_->break_in(); !s.ok()) return s;
-    state = t->wait_state_change(milliseconds(1000), &restarted);
-  }
-  if (!state.ok()) {
-    if (absl::IsDeadlineExceeded(state.status())) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "No KD target answered on ", t->link_->describe(), " within ", options.attach_timeout.count() / 1000,
-          " s: check that the guest booted with kernel debugging on this serial port (bcdedit /debug on, "
-          "/dbgsettings serial)."));
+  if (auto s = t->establish(); !s.ok()) return s;
+  return t;
+}
+
+absl::Status target::establish() {
+  const auto started = clock::now();
+  const auto deadline = started + options_.attach_timeout;
+  const link_stats before = link_->stats();
+  int our_resets = 0, break_ins = 0, resyncs = 0;
+  auto left = [&] { return std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(deadline - clock::now())); };
+  auto waited = [&] {
+    return absl::StrFormat("%.1f s", std::chrono::duration<double>(clock::now() - started).count());
+  };
+  // The one sentence an attach that cannot proceed ends with: what came from the target in the wait.
+  auto give_up = [&](std::string_view what) {
+    const link_stats now = link_->stats();
+    const uint64_t target_resets = now.resets - before.resets - static_cast<uint64_t>(our_resets);
+    const uint64_t packets = now.received - before.received;
+    const uint64_t bad = now.bad_packets - before.bad_packets;
+    if (target_resets > 8) {
+      return absl::UnavailableError(absl::StrFormat(
+          "The target on %s answered with RESET %u times in %s and never settled: another debugger may be attached "
+          "to it, or the line is too noisy.",
+          link_->describe(), target_resets, waited()));
     }
-    return state.status();
+    if (packets == 0 && bad == 0) {
+      return absl::DeadlineExceededError(absl::StrFormat(
+          "No KD packet came from %s in %s (after %d RESETs and %d break-ins): check that the target booted with kernel "
+          "debugging on this port (bcdedit /debug on, /dbgsettings).",
+          link_->describe(), waited(), our_resets, break_ins));
+    }
+    return absl::DeadlineExceededError(absl::StrFormat(
+        "The target on %s sent %u packets (%u damaged) in %s but %s.", link_->describe(), packets, bad, waited(), what));
+  };
+
+  absl::StatusOr<state_change> state = absl::DeadlineExceededError("");
+  while (true) {
+    // A halted target answers our RESET with its state change; a running one is broken into.
+    if (auto s = link_->reset(); !s.ok()) return s;
+    ++our_resets;
+    bool restarted = false;
+    state = wait_state_change(std::min(options_.attach_wait, left()), &restarted);
+    while (absl::IsDeadlineExceeded(state.status()) && left().count() > 0) {
+      interrupt_requested_ = true;
+      if (auto s = link_->break_in(); !s.ok()) return s;
+      ++break_ins;
+      state = wait_state_change(std::min(milliseconds(1000), left()), &restarted);
+      // A halted target whose report we missed waits silently; another RESET wakes it.
+      if (absl::IsDeadlineExceeded(state.status()) && left().count() > 0) {
+        if (auto s = link_->reset(); !s.ok()) return s;
+        ++our_resets;
+        state = wait_state_change(std::min(milliseconds(250), left()), &restarted);
+      }
+    }
+    if (!state.ok()) {
+      if (!absl::IsDeadlineExceeded(state.status())) return state.status();
+      return give_up(absl::StrFormat("did not stop (%d break-ins sent)", break_ins));
+    }
+    on_halt(*state);
+    // The first request. Packet ids out of step with the target show here as a request nobody
+    // answers: reset the link and start over.
+    auto version = get_version();
+    if (version.ok()) break;
+    if (!absl::IsDeadlineExceeded(version.status()) || left().count() == 0) {
+      if (absl::IsDeadlineExceeded(version.status())) {
+        return give_up(absl::StrFormat("did not answer GetVersion (%d resynchronizations)", resyncs));
+      }
+      return version.status();
+    }
+    ++resyncs;
   }
-  t->on_halt(*state);
-  t->dr7_base_ = state->dr7 & ~0xFFFF00FFull;  // keep the bits that are not slot enables or types
-  auto version = t->get_version();
-  if (!version.ok()) return version.status();
-  if (version->machine != kMachineAmd64) {
+  dr7_base_ = last_state_.dr7 & ~0xFFFF00FFull;  // keep the bits that are not slot enables or types
+  if (version_.machine != kMachineAmd64) {
     return absl::UnimplementedError(absl::StrFormat(
-        "The target's machine type is 0x%04x; this backend supports AMD64 (0x8664) targets only.", version->machine));
+        "The target's machine type is 0x%04x; this backend supports AMD64 (0x8664) targets only.", version_.machine));
   }
   // A debugger that died left its entries in the target's breakpoint table; release them all.
   for (uint32_t handle = 1; handle <= kBreakpointTableSize; ++handle) {
-    request_spec r{kApiRestoreBreakPoint, t->current_processor_, union_of({{0, handle}})};
-    auto got = t->request(r);
+    request_spec r{kApiRestoreBreakPoint, current_processor_, union_of({{0, handle}})};
+    auto got = request(r);
     if (!got.ok()) return got.status();
   }
   {
-    std::lock_guard lock(t->stop_mutex_);
-    t->pending_stop_ = t->classify(*state, false);
+    std::lock_guard lock(stop_mutex_);
+    pending_stop_ = classify(last_state_, false);
   }
-  t->interrupt_requested_ = false;
-  return t;
+  interrupt_requested_ = false;
+  return absl::OkStatus();
 }
 
 absl::Status target::require_halted(const char* what) const {
@@ -107,14 +156,27 @@ absl::StatusOr<target::reply> target::request(const request_spec& spec) {
   std::copy(spec.union_bytes.begin(), spec.union_bytes.end(), payload.begin() + kManipulateUnion);
   std::copy(spec.data.begin(), spec.data.end(), payload.begin() + kManipulateSize);
   const int tries = spec.idempotent ? options_.request_retries + 1 : 1;
+  int overtaking = 0, sends = 0;
+  bool short_wait_used = false;
   for (int attempt = 0; attempt < tries; ++attempt) {
+    const link_stats before = link_->stats();
+    ++sends;
     if (auto s = link_->send(kTypeStateManipulate, payload); !s.ok()) {
       if (absl::IsUnavailable(s)) lost_ = true;
       return s;
     }
     if (!spec.expect_reply) return reply{};
-    const auto deadline = clock::now() + options_.request_timeout;
-    while (true) {
+    // A copy that needed sending again may have been answered while the target waited for our
+    // ACK, which then counts the next copy as that ACK (kddll): the reply is gone for good. Such
+    // a request waits a short while and goes again, once, without using up a retry.
+    const link_stats after = link_->stats();
+    const bool short_wait = !short_wait_used && (after.retransmits > before.retransmits ||
+                                                 after.resend_requests > before.resend_requests);
+    short_wait_used = short_wait_used || short_wait;
+    const auto deadline =
+        clock::now() + (short_wait ? std::min(options_.dropped_reply_wait, options_.request_timeout) : options_.request_timeout);
+    bool send_again = false;
+    while (!send_again) {
       const auto left = std::chrono::duration_cast<milliseconds>(deadline - clock::now());
       if (left.count() <= 0) break;
       auto in = link_->receive(left);
@@ -124,18 +186,31 @@ absl::StatusOr<target::reply> target::request(const request_spec& spec) {
         return in.status();
       }
       const packet& p = in->pkt;
-      if (in->target_restarted || p.type == kTypeStateChange64) {
-        // The target rebooted or reported a new state in the middle of a request.
+      if (in->target_restarted) {
         auto s = decode_state_change(p.payload);
         if (s.ok()) {
-          if (in->target_restarted) forget_target_state();
+          forget_target_state();
           on_halt(*s);
           std::lock_guard lock(stop_mutex_);
-          pending_stop_ = classify(*s, in->target_restarted);
+          pending_stop_ = classify(*s, true);
         }
-        return absl::AbortedError(in->target_restarted
-                                      ? "The target rebooted during the request; its state must be rediscovered."
-                                      : "The target reported a new state during the request.");
+        return absl::AbortedError("The target rebooted during the request; its state must be rediscovered.");
+      }
+      if (p.type == kTypeStateChange64) {
+        // The target's wait loop started over (after a RESET, a RESEND, or a new stop): it
+        // dropped the request, so the report is its current state and the request goes again.
+        auto s = decode_state_change(p.payload);
+        if (!s.ok()) continue;
+        take_state_change(*s);
+        if (++overtaking > options_.max_overtaking_reports) {
+          return absl::UnavailableError(absl::StrFormat(
+              "The target reported its state %d times instead of answering KD request 0x%04x over %s; close and open "
+              "again.",
+              overtaking, spec.api, link_->describe()));
+        }
+        send_again = true;
+        --attempt;  // not a lost reply
+        break;
       }
       if (p.type == kTypeDebugIo) {
         on_debug_io(p.payload);
@@ -143,19 +218,26 @@ absl::StatusOr<target::reply> target::request(const request_spec& spec) {
       }
       if (p.type != kTypeStateManipulate || p.payload.size() < kManipulateSize) continue;
       if (get_u32(p.payload, 0) != spec.api || get_u16(p.payload, 6) != spec.processor) continue;
-      // A late reply to an earlier try of another request with the same API: drop it.
+      // A late reply to an earlier copy of another request with the same API: drop it. These
+      // APIs echo what names their object (an address, a handle, an MSR) first in the union.
+      const bool by_address = spec.api == kApiReadVirtual || spec.api == kApiReadPhysical ||
+                              spec.api == kApiWriteVirtual || spec.api == kApiWritePhysical ||
+                              spec.api == kApiReadControlSpace || spec.api == kApiWriteControlSpace ||
+                              spec.api == kApiWriteBreakPoint;
+      const bool by_number = spec.api == kApiRestoreBreakPoint || spec.api == kApiReadMsr || spec.api == kApiWriteMsr;
       if (!spec.union_bytes.empty() &&
-          get_u64(p.payload, kManipulateUnion) != get_u64(spec.union_bytes, 0) &&
-          (spec.api == kApiReadVirtual || spec.api == kApiReadPhysical || spec.api == kApiWriteVirtual ||
-           spec.api == kApiWritePhysical || spec.api == kApiReadControlSpace || spec.api == kApiWriteControlSpace)) {
+          ((by_address && get_u64(p.payload, kManipulateUnion) != get_u64(spec.union_bytes, 0)) ||
+           (by_number && get_u32(p.payload, kManipulateUnion) != get_u32(spec.union_bytes, 0)))) {
         continue;
       }
       reply r;
       r.status = get_u32(p.payload, 8);
       r.union_bytes.assign(p.payload.begin() + kManipulateUnion, p.payload.begin() + kManipulateSize);
       r.data.assign(p.payload.begin() + kManipulateSize, p.payload.end());
+      r.repeated = sends > 1;
       return r;
     }
+    if (short_wait && !send_again) --attempt;
   }
   return absl::DeadlineExceededError(absl::StrFormat("The target sent no reply to KD request 0x%04x within %d ms over %s.",
                                                      spec.api, options_.request_timeout.count(), link_->describe()));
@@ -222,10 +304,25 @@ std::vector<module_event> target::modules() const {
   return modules_;
 }
 
+void target::take_state_change(const state_change& s) {
+  const bool repeat = s.raw == last_state_.raw;
+  on_halt(s);
+  if (repeat) return;
+  std::lock_guard lock(stop_mutex_);
+  pending_stop_ = classify(s, false);
+}
+
 void target::on_halt(const state_change& s) {
   last_state_ = s;
   current_processor_ = s.processor;
   processor_count_ = std::max<uint32_t>(1, s.processor_count);
+  // The target removed its own table entries from the reported instruction stream, so an int3
+  // there is in the code itself.
+  hardcoded_breaks_.erase(s.processor);
+  if (s.new_state == kStateException && s.exception_code == kStatusBreakpoint && !s.instruction_stream.empty() &&
+      s.instruction_stream[0] == 0xCC) {
+    hardcoded_breaks_[s.processor] = s.pc;
+  }
   // The target deletes its table entries inside the instruction stream it reports; they are
   // written again before the next resume.
   const uint64_t end = s.pc + std::max<size_t>(1, s.instruction_stream.size());
@@ -304,7 +401,8 @@ stop_event target::classify(const state_change& s, bool restarted) {
   } else if (s.exception_code == kStatusSingleStep && stepping_) {
     e.why = stop_event::reason::step;
     e.description = "Single step";
-  } else if (s.exception_code == kStatusBreakpoint && interrupt_requested_) {
+  } else if (s.exception_code == kStatusBreakpoint && interrupt_requested_ && hardcoded_breaks_.contains(s.processor)) {
+    // A break-in enters DbgBreakPointWithStatus; a breakpoint hit elsewhere is not ours to claim.
     e.why = stop_event::reason::interrupt;
     e.description = "Break-in";
   } else {
@@ -389,7 +487,11 @@ absl::Status target::set_context(uint16_t processor, std::span<const uint8_t> co
     if (!r.ok()) return r.status();
     if (failed(r->status)) return absl::InternalError(absl::StrFormat("SetContextEx failed at offset %u with status 0x%08x.", offset, r->status));
   }
-  if (processor == current_processor_) last_state_.pc = get_u64(context, kContextRip);
+  const uint64_t rip = get_u64(context, kContextRip);
+  if (processor == current_processor_) last_state_.pc = rip;
+  if (auto it = hardcoded_breaks_.find(processor); it != hardcoded_breaks_.end() && it->second != rip) {
+    hardcoded_breaks_.erase(it);  // rip was moved by hand
+  }
   return absl::OkStatus();
 }
 
@@ -471,16 +573,40 @@ absl::Status target::cause_bugcheck() {
 
 // ---- Breakpoints ----------------------------------------------------------------------------
 
+absl::StatusOr<uint32_t> target::write_breakpoint(uint64_t address) {
+  const request_spec write{kApiWriteBreakPoint, current_processor_, union_of({}, {{0, address}})};
+  auto r = request(write);
+  if (!r.ok()) return r.status();
+  if (failed(r->status) && r->repeated) {
+    // The first copy may have been carried out before the target started over, and a second
+    // entry at the same address is refused (KdpAddBreakpoint). The table holds only our entries
+    // (attach released the rest), and the target takes the lowest free one: release that one
+    // and write again.
+    uint32_t candidate = 1;
+    for (bool taken = true; taken && candidate <= kBreakpointTableSize;) {
+      taken = std::any_of(breakpoints_.begin(), breakpoints_.end(),
+                          [&](const auto& bp) { return bp.second.handle == candidate; });
+      if (taken) ++candidate;
+    }
+    auto released = request({kApiRestoreBreakPoint, current_processor_, union_of({{0, candidate}})});
+    if (!released.ok()) return released.status();
+    r = request(write);
+    if (!r.ok()) return r.status();
+  }
+  if (failed(r->status)) {
+    return absl::NotFoundError(absl::StrFormat(
+        "The target refused a breakpoint at 0x%x (status 0x%08x): the address is not mapped or the table is full.",
+        address, r->status));
+  }
+  return get_u32(r->union_bytes, 8);
+}
+
 absl::Status target::set_breakpoint(uint64_t address) {
   if (auto s = require_halted("set a breakpoint"); !s.ok()) return s;
   if (breakpoints_.contains(address)) return absl::OkStatus();
-  auto r = request({kApiWriteBreakPoint, current_processor_, union_of({}, {{0, address}}), {}, true, false});
-  if (!r.ok()) return r.status();
-  if (failed(r->status)) {
-    return absl::NotFoundError(absl::StrFormat("The target refused a breakpoint at 0x%x (status 0x%08x): the address is not mapped or the table is full.",
-                                               address, r->status));
-  }
-  breakpoints_[address].handle = get_u32(r->union_bytes, 8);
+  auto handle = write_breakpoint(address);
+  if (!handle.ok()) return handle.status();
+  breakpoints_[address].handle = *handle;
   return absl::OkStatus();
 }
 
@@ -513,12 +639,9 @@ absl::Status target::rearm_breakpoints(std::optional<uint64_t> except) {
       continue;
     }
     if (bp.handle) continue;
-    auto r = request({kApiWriteBreakPoint, current_processor_, union_of({}, {{0, address}}), {}, true, false});
-    if (!r.ok()) return r.status();
-    if (failed(r->status)) {
-      return absl::NotFoundError(absl::StrFormat("Cannot write the breakpoint at 0x%x again (status 0x%08x).", address, r->status));
-    }
-    bp.handle = get_u32(r->union_bytes, 8);
+    auto handle = write_breakpoint(address);
+    if (!handle.ok()) return handle.status();
+    bp.handle = *handle;
   }
   return absl::OkStatus();
 }
@@ -650,6 +773,30 @@ absl::Status target::resume(bool step) {
   if (!hw_applied_) {
     if (auto s = apply_debug_registers(); !s.ok()) return s;
   }
+  if (auto it = hardcoded_breaks_.find(current_processor_); it != hardcoded_breaks_.end() && it->second == pc) {
+    // An int3 in the code was the instruction: step past it, as WinDbg does, or the target
+    // traps on it again at once. (Under one of our breakpoints too: executing the original
+    // int3 would only repeat the trap already reported.) A step ends right after it.
+    if (step) {
+      if (auto s = skip_hardcoded_breaks(current_processor_); !s.ok()) return s;
+      stop_event e;
+      e.why = stop_event::reason::step;
+      e.processor = current_processor_;
+      e.pc = last_state_.pc;
+      e.description = "Single step";
+      finish_stop(std::move(e));
+      return absl::OkStatus();
+    }
+    if (auto s = skip_hardcoded_breaks(); !s.ok()) return s;
+    if (auto s = rearm_breakpoints(std::nullopt); !s.ok()) return s;
+    if (auto s = continue_target(false); !s.ok()) return s;
+    start_pump();
+    return absl::OkStatus();
+  }
+  // Other processors halted on an int3 of their own run on past it too.
+  if (!step) {
+    if (auto s = skip_hardcoded_breaks(); !s.ok()) return s;
+  }
   if (step) {
     if (auto s = rearm_breakpoints(pc); !s.ok()) return s;
     if (auto s = continue_target(true, compute_dr7(pc)); !s.ok()) return s;
@@ -686,6 +833,26 @@ absl::Status target::resume(bool step) {
   if (auto s = rearm_breakpoints(std::nullopt); !s.ok()) return s;
   if (auto s = continue_target(false); !s.ok()) return s;
   start_pump();
+  return absl::OkStatus();
+}
+
+absl::Status target::skip_hardcoded_breaks(std::optional<uint16_t> only) {
+  std::vector<std::pair<uint16_t, uint64_t>> todo;
+  for (auto it = hardcoded_breaks_.begin(); it != hardcoded_breaks_.end();) {
+    if (only && it->first != *only) {
+      ++it;
+      continue;
+    }
+    todo.emplace_back(*it);
+    it = hardcoded_breaks_.erase(it);
+  }
+  for (const auto& [processor, at] : todo) {
+    auto ctx = get_context(processor);
+    if (!ctx.ok()) return ctx.status();
+    if (get_u64(*ctx, kContextRip) != at) continue;  // moved since
+    put_u64(*ctx, kContextRip, at + 1);  // int3 is one byte
+    if (auto s = set_context(processor, *ctx); !s.ok()) return s;
+  }
   return absl::OkStatus();
 }
 
@@ -800,7 +967,9 @@ absl::Status target::detach() {
     if (had_hardware) {
       if (auto s = apply_debug_registers(); !s.ok() && result.ok()) result = s;
     }
-    // Let the target run: a halted kernel with nobody attached hangs on its next DbgPrint.
+    // Let the target run: a halted kernel with nobody attached hangs on its next DbgPrint, and
+    // one left on an int3 traps on it again at once.
+    if (auto s = skip_hardcoded_breaks(); !s.ok() && result.ok()) result = s;
     if (auto s = continue_target(false); !s.ok() && result.ok()) result = s;
   }
   link_->shutdown();

@@ -232,7 +232,7 @@ absl::Status endpoint::wait_keyed(std::chrono::milliseconds timeout) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       return absl::DeadlineExceededError(absl::StrCat(
-          "no KDNET target poked within ", timeout.count() / 1000.0, " s on UDP ", local_address(),
+          "No KDNET target poked within ", timeout.count() / 1000.0, " s on UDP ", local_address(),
           ". Check that the target runs kdnet with this host's address and port and the same key"));
     }
     if (auto r = pump_one(left); !r.ok()) return r.status();

@@ -179,7 +179,10 @@ absl::Status kd_link::send(uint16_t type, std::span<const uint8_t> payload) {
             out_id_ += 2;
             return absl::OkStatus();
           }
-          if (f.type == kd::kTypeResend) retransmit = true;
+          if (f.type == kd::kTypeResend) {
+            count(&kd::link_stats::resend_requests);
+            retransmit = true;
+          }
           if (f.type == kd::kTypeReset) {
             if (auto s = on_reset(); !s.ok()) return s;
             retransmit = true;

@@ -1,7 +1,8 @@
 // KDCOM over a byte stream: the `link` of the serial protocol. Packet ids follow kddll: ours
 // start at 0x80800000 and toggle bit 0 on every acknowledgement; the target's carry the SYNC
-// bit (0x800) after it (re)starts its stream; a stale id is acknowledged and dropped; a bad
-// checksum is answered with RESEND; RESET resynchronizes both sides.
+// bit (0x800) after it (re)starts its stream; a repeat of the packet taken last is
+// acknowledged and dropped; a bad checksum is answered with RESEND; RESET resynchronizes both
+// sides.
 #pragma once
 
 #include <atomic>
@@ -49,9 +50,10 @@ class kdcom_link final : public link {
   kdcom_decoder decoder_;
   std::deque<inbound> queue_;
   uint32_t out_id_;
-  std::optional<uint32_t> in_expected_;
-  std::optional<uint32_t> last_accepted_;
-  bool awaiting_sync_ = false;  // we reset the stream, so the target's next SYNC id is expected
+  std::optional<uint32_t> last_accepted_;  // the last data packet taken: a repeat of it is dropped
+  uint16_t last_type_ = 0;
+  std::vector<uint8_t> last_payload_;
+  bool awaiting_sync_ = false;  // a RESET happened: SYNC ids are expected until one without it
   clock::time_point last_reset_sent_{};
   clock::time_point last_byte_{};
   std::atomic<bool> shut_{false};

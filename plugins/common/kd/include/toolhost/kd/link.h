@@ -41,6 +41,9 @@ struct link_stats {
   uint64_t duplicates = 0;      // data packets acknowledged and dropped as stale
   uint64_t bad_packets = 0;     // frames that failed their checksum or trailer
   uint64_t resets = 0;          // RESET exchanges
+  // RESENDs the target sent: a packet of ours it could not take, or one that came while it
+  // waited for our ACK of its own, which it then counts as delivered (kddll) and never repeats.
+  uint64_t resend_requests = 0;
 };
 
 class link {

@@ -34,6 +34,9 @@ struct state_change {
   uint64_t dr7 = 0;
   uint32_t eflags = 0;
   std::vector<uint8_t> instruction_stream;
+  // The packet as it came: a halted target repeats its report byte for byte (after RESET or
+  // RESEND), so an equal `raw` is the same stop, not a new one.
+  std::vector<uint8_t> raw;
 };
 
 absl::StatusOr<state_change> decode_state_change(std::span<const uint8_t> payload);

@@ -33,6 +33,10 @@ struct target_options {
   std::chrono::milliseconds attach_wait{1000};      // wait for a halted target's state change before breaking in
   std::chrono::milliseconds attach_timeout{10000};  // give up attaching
   int request_retries = 2;                          // resend a request whose reply never came
+  int max_overtaking_reports = 8;                   // state changes one request may meet before it gives up
+  // After a send during which the target asked for a RESEND, it may have counted our packet as
+  // the ACK of a reply we never got (kddll does): a reply not here by then is sent for again.
+  std::chrono::milliseconds dropped_reply_wait{600};
 };
 
 struct stop_event {
@@ -56,7 +60,10 @@ struct module_event {
 class target {
  public:
   // Resets the link, waits for (or breaks in to get) a state change, reads the version and
-  // releases breakpoint-table entries a dead session left behind.
+  // releases breakpoint-table entries a dead session left behind. A state change that arrives
+  // meanwhile (a halted target repeats its report while we ask) is the current state; a target
+  // that does not answer GetVersion is reset and asked again. Fails with one sentence that says
+  // what was seen within the wait (nothing, traffic but no stop, a RESET storm).
   static absl::StatusOr<std::unique_ptr<target>> attach(std::unique_ptr<link> link, target_options options);
   ~target();  // detaches if detach() was not called
   target(const target&) = delete;
@@ -130,8 +137,21 @@ class target {
     uint32_t status = 0;
     std::vector<uint8_t> union_bytes;
     std::vector<uint8_t> data;
+    // The request was sent more than once (a state change came first, or no reply came), so the
+    // target may have carried it out before the copy that was answered.
+    bool repeated = false;
   };
+  // One manipulate request and its reply. A state change that comes instead of the reply means
+  // the target dropped the request and started its wait loop over: the report is taken as the
+  // current state (a new stop is queued for wait_stop) and the request is sent again.
   absl::StatusOr<reply> request(const request_spec& spec);
+  absl::Status establish();
+  // A state change that came while no stop was awaited: the target's current state.
+  void take_state_change(const state_change& s);
+  // WriteBreakPoint: the handle of the target's new table entry.
+  absl::StatusOr<uint32_t> write_breakpoint(uint64_t address);
+  // Moves rip past the int3 each processor in hardcoded_breaks_ stopped on (those still there).
+  absl::Status skip_hardcoded_breaks(std::optional<uint16_t> only = std::nullopt);
   absl::Status require_halted(const char* what) const;
   // Takes a state change the foreground received (attach, switch, step-over).
   absl::StatusOr<state_change> wait_state_change(std::chrono::milliseconds timeout, bool* restarted);
@@ -158,6 +178,10 @@ class target {
   state_change last_state_;
   uint16_t current_processor_ = 0;
   uint32_t processor_count_ = 1;
+  // Processors whose reported stop is an int3 in the code (DbgBreakPointWithStatus, a driver's
+  // __debugbreak), by the int3's address: Windows reports it with rip at the int3, and the
+  // debugger moves rip past it before the target runs again.
+  std::map<uint16_t, uint64_t> hardcoded_breaks_;
 
   struct breakpoint {
     std::optional<uint32_t> handle;  // set while written into the target's table

@@ -56,6 +56,15 @@ struct dt_output {
 
 absl::StatusOr<dt_output> render_dt(const dt_request& request);
 
+// One value of `request.id` at `request.address`, in the words dt gives a member's value
+// ("0n42", "0x00007ffc`1234abcd", "[4]  \"abc\"", "0n6 ( blue )"): what dv and kp show.
+// `text` is the value; `json` is an object ({"value": ...}, {"string": ...}).
+absl::StatusOr<dt_output> render_value(const dt_request& request);
+
+// The C spelling of a type, typedef names kept: "int", "struct point *", "char [4]",
+// "size_t" (what kp and dv /t print before a name).
+std::string c_type_name(const type_table& table, type_id id);
+
 // The WinDbg word for a member's type: "Uint4B", "Ptr64 _LIST_ENTRY", "[15] UChar",
 // "Ptr64     long" (a function pointer), "_KPROCESS".
 std::string type_word(const type_table& table, type_id id);
