@@ -14,6 +14,11 @@ std::string with_description(std::string body, std::string_view description) {
 
 std::string object(std::initializer_list<property> properties, std::initializer_list<std::string_view> required,
                    bool closed) {
+  return object(std::span<const property>(properties.begin(), properties.size()),
+                std::span<const std::string_view>(required.begin(), required.size()), closed);
+}
+
+std::string object(std::span<const property> properties, std::span<const std::string_view> required, bool closed) {
   std::string out = R"({"type":"object","properties":{)";
   bool first = true;
   for (const auto& [name, s] : properties) {

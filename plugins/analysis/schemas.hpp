@@ -3,6 +3,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -13,6 +14,9 @@ using property = std::pair<std::string_view, std::string>;
 
 // {"type":"object","properties":{...},"required":[...]}; `closed` adds additionalProperties:false.
 std::string object(std::initializer_list<property> properties, std::initializer_list<std::string_view> required,
+                   bool closed = true);
+// The same from lists built at run time (a shape that extends another).
+std::string object(std::span<const property> properties, std::span<const std::string_view> required,
                    bool closed = true);
 std::string array(const std::string& items);
 std::string nullable(const std::string& s);

@@ -380,7 +380,7 @@ std::vector<tool_def> listing_tools() {
   const auto region = [](bool with_sections) {
     const std::string permissions =
         object({{"available", constant("true")}, {"source", text()}}, {"available", "source"});
-    const std::string section = object({{"name", text()},
+    std::vector<property> properties = {{"name", text()},
                                         {"start", text()},
                                         {"end", text()},
                                         {"readable", nullable(flag())},
@@ -391,25 +391,14 @@ std::vector<tool_def> listing_tools() {
                                         {"address_space", text()},
                                         {"image_base", text()},
                                         {"initialized", flag()},
-                                        {"overlay", flag()}},
-                                       {"name", "start", "end", "readable", "writable", "executable", "permissions",
-                                        "provenance"});
+                                        {"overlay", flag()}};
+    std::vector<std::string_view> required = {"name",       "start",      "end",        "readable",
+                                              "writable",   "executable", "permissions", "provenance"};
+    const std::string section = object(properties, required);
     if (!with_sections) return section;
-    return object({{"name", text()},
-                   {"start", text()},
-                   {"end", text()},
-                   {"readable", nullable(flag())},
-                   {"writable", nullable(flag())},
-                   {"executable", nullable(flag())},
-                   {"permissions", permissions},
-                   {"provenance", text()},
-                   {"address_space", text()},
-                   {"image_base", text()},
-                   {"initialized", flag()},
-                   {"overlay", flag()},
-                   {"sections", array(section)}},
-                  {"name", "start", "end", "readable", "writable", "executable", "permissions", "provenance",
-                   "sections"});
+    properties.push_back({"sections", array(section)});
+    required.push_back("sections");
+    return object(properties, required);
   };
   const auto list_arguments = [](bool with_address) {
     if (with_address) {
