@@ -476,34 +476,51 @@ test('limits in the config: the largest file, the number of documents', async ()
   await refused(small, 'list_segments', { document: 'ls' }, /No document is named "ls"; open are: enough\./);
 });
 
-test('as eleven-rea: the same tools under that name, and behind rea-filter its messages for REA\'s writes', async () => {
-  const config = path.join(scratch, 'eleven-rea.toml');
+// The two configurations plugins/analysis/README.md gives for serving this plugin as `eleven-rea`,
+// read from the README itself, so the documented snippets are the ones that run.
+function readmeSnippets() {
+  const readme = fs.readFileSync(path.join(import.meta.dirname, '../../plugins/analysis/README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## As `eleven-rea`'), readme.indexOf('## Tools'));
+  const blocks = [...section.matchAll(/```toml\n([\s\S]*?)```/g)].map((m) => m[1]);
+  assert.equal(blocks.length, 2, 'the README\'s eleven-rea section should show two TOML blocks');
+  return blocks;
+}
+
+test('as eleven-rea, configured as the README says: the same tools under that name; behind rea-filter, its messages for REA\'s writes', async () => {
+  const [asAnalysis, asUpstream] = readmeSnippets();
   const plugins = path.join(path.dirname(TOOLHOST), '..', 'plugins');
-  fs.writeFileSync(config, `plugin_dirs = [${JSON.stringify(plugins)}]
-[servers.eleven-rea]
-plugins = ["analysis"]
-[servers.filtered]
-plugins = ["rea-filter"]
-[servers.filtered.settings.rea-filter]
-command = ${JSON.stringify([TOOLHOST, '--config', config, '--server', 'eleven-rea'])}
-filter = "eleven-rea"
-`);
-  const open = async (server) => {
-    const transport = new StdioClientTransport({ command: TOOLHOST, args: ['--config', config, '--server', server],
+  const header = `plugin_dirs = [${JSON.stringify(plugins)}]\n`;
+  // 1: the plugin serves eleven-rea itself.
+  const direct = path.join(scratch, 'eleven-rea-direct.toml');
+  fs.writeFileSync(direct, header + asAnalysis);
+  // 2: eleven-rea stays on rea-filter (as in config/toolhost.toml) with the analysis server upstream.
+  const proxied = path.join(scratch, 'eleven-rea-proxied.toml');
+  const upstream = asUpstream.replace('/path/to/toolhost/build/bin/toolhost', TOOLHOST)
+    .replace('/path/to/toolhost/config/toolhost.toml', proxied);
+  fs.writeFileSync(proxied, `${header}[servers.analysis]\nplugins = ["analysis"]\n[servers.eleven-rea]\nplugins = ["rea-filter"]\n${upstream}`);
+  for (const config of [direct, proxied]) {
+    const checkConfig = execFileSync(TOOLHOST, ['check-config', '--config', config], { env: { PATH: process.env.PATH, HOME: scratch } });
+    assert.match(String(checkConfig), /OK/);
+  }
+  const open = async (config) => {
+    const transport = new StdioClientTransport({ command: TOOLHOST, args: ['--config', config, '--server', 'eleven-rea'],
       env: { PATH: process.env.PATH, HOME: scratch }, stderr: 'pipe' });
     const c = new Client({ name: 'analysis-test', version: '1.0.0' });
     await c.connect(transport);
     cleanups.push(() => c.close());
     return c;
   };
-  const direct = await open('eleven-rea');
-  assert.deepEqual((await direct.listTools()).tools.map((t) => t.name).sort(), [...TOOLS].sort());
-  const proxied = await open('filtered');
-  assert.deepEqual((await proxied.listTools()).tools.map((t) => t.name).sort(), [...TOOLS].sort());
-  await ok(proxied, 'open_binary', { path: ENOUGH });
-  const page = await ok(proxied, 'list_procedures', { limit: 5 });
-  assert.equal(page.items.length, 5);
-  await refused(proxied, 'set_comment', { address: '0x401000', comment: 'x' }, /Use the `eleven` server's `add_comment` tool instead/);
+  const alone = await open(direct);
+  assert.deepEqual((await alone.listTools()).tools.map((t) => t.name).sort(), [...TOOLS].sort());
+  await ok(alone, 'open_binary', { path: ENOUGH });
+  assert.equal((await ok(alone, 'list_procedures', { limit: 5 })).items.length, 5);
+  await assert.rejects(alone.callTool({ name: 'set_comment', arguments: { address: '0x401000', comment: 'x' } }),
+    /Unknown tool: set_comment/);
+  const filtered = await open(proxied);
+  assert.deepEqual((await filtered.listTools()).tools.map((t) => t.name).sort(), [...TOOLS].sort());
+  await ok(filtered, 'open_binary', { path: ENOUGH });
+  assert.equal((await ok(filtered, 'list_procedures', { limit: 5 })).items.length, 5);
+  await refused(filtered, 'set_comment', { address: '0x401000', comment: 'x' }, /Use the `eleven` server's `add_comment` tool instead/);
 });
 
 test('every tool was checked against REA\'s shape', () => {
