@@ -22,6 +22,13 @@
 namespace toolhost::mcp {
 namespace {
 
+// A JSON number for a progress value, exactly: StrCat keeps six digits, so 6170527 would go out
+// as 6170530 and two different reports could read as the same.
+std::string progress_number(double v) {
+  if (v == static_cast<double>(static_cast<int64_t>(v))) return std::to_string(static_cast<int64_t>(v));
+  return sdk::to_json(rapidjson::Value(v));
+}
+
 bool version_supported(std::string_view v) {
   return std::any_of(std::begin(kSupportedVersions), std::end(kSupportedVersions), [v](const char* s) { return v == s; });
 }
@@ -466,8 +473,8 @@ void session::resource_updated(std::string_view uri) {
 
 void session::send_progress(call_state& call, double progress, double total, const char* message) {
   if (call.answered) return;  // its time limit answered it already
-  std::string params = cat(R"({"progressToken":)", call.progress_token, R"(,"progress":)", progress);
-  if (total >= 0) append(params, R"(,"total":)", total);
+  std::string params = cat(R"({"progressToken":)", call.progress_token, R"(,"progress":)", progress_number(progress));
+  if (total >= 0) append(params, R"(,"total":)", progress_number(total));
   if (message != nullptr) append(params, R"(,"message":)", sdk::quote(message));
   params += '}';
   send(call.request->reply, {jsonrpc::notification_message("notifications/progress", params), call.id, false});

@@ -1,5 +1,7 @@
 #include "toolhost/eleven/values.hpp"
 
+#include <toolhost/analysis/names.hpp>
+
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -67,32 +69,13 @@ absl::StatusOr<uint64_t> parse_address(std::string_view text) {
   return value;
 }
 
-std::string format_address(uint64_t address) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(address));
-  return buf;
-}
+// The analysis's spellings, so the window and the analysis server name everything alike.
+std::string format_address(uint64_t address) { return analysis::hex_address(address); }
 
-std::string ghidra_function_name(uint64_t address) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "FUN_%08llx", static_cast<unsigned long long>(address));
-  return buf;
-}
+std::string ghidra_function_name(uint64_t address) { return analysis::default_function_name(address); }
 
 std::optional<uint64_t> parse_ghidra_function_name(std::string_view name) {
-  constexpr std::string_view prefix = "FUN_";
-  if (name.substr(0, prefix.size()) != prefix) return std::nullopt;
-  std::string_view digits = name.substr(prefix.size());
-  if (digits.size() < 8 || digits.size() > 16) return std::nullopt;
-  uint64_t value = 0;
-  for (char c : digits) {
-    const int d = hex_digit(c);
-    if (d < 0) return std::nullopt;
-    value = (value << 4) | static_cast<uint64_t>(d);
-  }
-  // Only the canonical spelling names a function, as in Ghidra.
-  if (ghidra_function_name(value) != name) return std::nullopt;
-  return value;
+  return analysis::parse_default_function_name(name);
 }
 
 bool is_c_identifier(std::string_view name) {

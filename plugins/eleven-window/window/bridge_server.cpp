@@ -146,13 +146,18 @@ absl::Status bridge_server::listen() {
   return absl::OkStatus();
 }
 
-absl::Status bridge_server::run() {
+absl::Status bridge_server::catch_stop_signals() {
+  if (g_signal_pipe[0] >= 0) return absl::OkStatus();
   if (::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return errno_status("cannot create a pipe");
   struct sigaction sa{};
   sa.sa_handler = on_signal;
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
+  return absl::OkStatus();
+}
+
+absl::Status bridge_server::run() {
+  if (absl::Status s = catch_stop_signals(); !s.ok()) return s;
 
   std::vector<client> clients;
   for (;;) {

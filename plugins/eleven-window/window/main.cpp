@@ -108,6 +108,11 @@ int serve(const options& o) {
   wo.review = o.review;
   wo.start_on = o.workbench ? eleven::canvas::workbench : eleven::canvas::home;
   wo.patched_copy = o.patched_copy;
+  // A signal while the binary is read must still end in run()'s clean exit.
+  if (absl::Status s = eleven::bridge_server::catch_stop_signals(); !s.ok()) {
+    std::cerr << "toolhost-window: " << s.message() << "\n";
+    return 1;
+  }
   eleven::window_state window(wo);
   if (!o.positional.empty()) {
     if (absl::Status s = window.open(o.positional[0], o.project); !s.ok()) {

@@ -41,23 +41,70 @@ std::string who(const author& a) {
 
 std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
-// Beside the binary when its folder is writable (the project travels with it); otherwise in
-// $XDG_STATE_HOME/eleven (~/.local/state/eleven), so opening /usr/bin/ls still saves marks.
-std::filesystem::path default_project_path(const std::filesystem::path& binary) {
-  const std::string name = binary.filename().string() + ".eleven.json";
-  if (::access(binary.parent_path().c_str(), W_OK) == 0) return binary.parent_path() / name;
-  const char* state = std::getenv("XDG_STATE_HOME");
+std::filesystem::path xdg_folder(const char* variable, const char* fallback_under_home) {
+  const char* value = std::getenv(variable);
+  if (value != nullptr && *value == '/') return value;  // the spec ignores relative values
   const char* home = std::getenv("HOME");
-  std::filesystem::path dir = state != nullptr && *state != '\0' ? std::filesystem::path(state)
-                              : std::filesystem::path(home != nullptr ? home : "/tmp") / ".local" / "state";
-  dir /= "eleven";
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  // The folder's path keeps two binaries of the same name apart.
-  const size_t tag = std::hash<std::string>{}(binary.parent_path().string());
-  char hex[20];
-  std::snprintf(hex, sizeof hex, "%016zx", tag);
-  return dir / (binary.filename().string() + "-" + std::string(hex, 8) + ".eleven.json");
+  return std::filesystem::path(home != nullptr && *home != '\0' ? home : "/tmp") / fallback_under_home;
+}
+
+// FNV-1a: a hash that is the same in every build, so a project is found again after an upgrade.
+uint64_t stable_hash(std::string_view text) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
+}
+
+std::string hex8(uint64_t v) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return std::string(buf, 8);
+}
+
+}  // namespace
+
+std::filesystem::path default_project_path(const std::filesystem::path& binary) {
+  const std::string name = binary.filename().string();
+  const std::filesystem::path folder = xdg_folder("XDG_DATA_HOME", ".local/share") / "eleven" / "projects" /
+                                       (name + "-" + hex8(stable_hash(binary.parent_path().string())));
+  return folder / (name + ".eleven.json");
+}
+
+std::vector<std::filesystem::path> legacy_project_paths(const std::filesystem::path& binary) {
+  const std::string name = binary.filename().string();
+  // The state-folder name used std::hash of the binary's folder, as libstdc++ computes it.
+  char tag[20];
+  std::snprintf(tag, sizeof tag, "%016zx", std::hash<std::string>{}(binary.parent_path().string()));
+  return {binary.parent_path() / (name + ".eleven.json"),
+          xdg_folder("XDG_STATE_HOME", ".local/state") / "eleven" / (name + "-" + std::string(tag, 8) + ".eleven.json")};
+}
+
+namespace {
+
+// Takes the lock on `lock_path`: -1 with `error` set when it cannot, or when another window
+// holds it. The file may be removed by the window that held it between our open and our lock;
+// a lock on a removed file guards nothing, so that case tries again.
+int take_lock(const std::filesystem::path& lock_path, const std::filesystem::path& project, absl::Status& error) {
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      error = absl::PermissionDeniedError("Cannot create " + lock_path.string() + ": " + std::strerror(errno) + ".");
+      return -1;
+    }
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd);
+      error = absl::FailedPreconditionError("Another window has the project " + project.string() + " open.");
+      return -1;
+    }
+    struct stat held{}, named{};
+    if (::fstat(fd, &held) == 0 && ::stat(lock_path.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
+        held.st_dev == named.st_dev) {
+      return fd;
+    }
+    ::close(fd);
+  }
+  error = absl::UnavailableError("Could not take the lock " + lock_path.string() + ": it keeps being replaced.");
+  return -1;
 }
 
 }  // namespace
@@ -65,26 +112,42 @@ std::filesystem::path default_project_path(const std::filesystem::path& binary) 
 absl::Status window_state::open(const std::filesystem::path& binary, std::filesystem::path project_path) {
   auto p = program::open(binary);
   if (!p.ok()) return p.status();
-  if (project_path.empty()) project_path = default_project_path(p->path());
+  const bool named = !project_path.empty();
+  if (!named) {
+    project_path = default_project_path(p->path());
+    std::error_code ec;
+    std::filesystem::create_directories(project_path.parent_path(), ec);
+    if (ec) {
+      return absl::PermissionDeniedError("Cannot create the project folder " + project_path.parent_path().string() +
+                                         ": " + ec.message() + "; name a project file with --project.");
+    }
+  }
   project_path = std::filesystem::absolute(project_path).lexically_normal();
   if (project_ && project_->path() == project_path) close();  // reopening our own project
   // Two windows saving one project would silently drop each other's changes.
   const std::filesystem::path lock_path = project_path.parent_path() / ("." + project_path.filename().string() + ".lock");
-  const int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock < 0) {
-    return absl::PermissionDeniedError("Cannot create " + lock_path.string() + ": " + std::strerror(errno) + ".");
-  }
-  if (::flock(lock, LOCK_EX | LOCK_NB) != 0) {
+  absl::Status locked;
+  const int lock = take_lock(lock_path, project_path, locked);
+  if (lock < 0) return locked;
+  const auto give_up = [&](absl::Status s) {
+    ::unlink(lock_path.c_str());
     ::close(lock);
-    return absl::FailedPreconditionError("Another window has the project " + project_path.string() + " open.");
+    return s;
+  };
+  std::error_code ec;
+  absl::StatusOr<project_store> store = project_store::load(project_path, p->path());
+  if (store.ok() && !named && !std::filesystem::exists(project_path, ec)) {
+    for (const auto& legacy : legacy_project_paths(p->path())) {
+      if (!std::filesystem::exists(legacy, ec)) continue;
+      store = project_store::load(legacy, p->path());
+      if (store.ok()) store->relocate(project_path);
+      break;
+    }
   }
-  auto store = project_store::load(project_path, p->path());
-  if (!store.ok()) {
-    ::close(lock);
-    return store.status();
-  }
+  if (!store.ok()) return give_up(store.status());
   close();
   project_lock_ = lock;
+  lock_path_ = lock_path;
   program_ = std::make_unique<program>(std::move(*p));
   project_ = std::make_unique<project_store>(std::move(*store));
   selected_.reset();
@@ -97,8 +160,12 @@ void window_state::close() {
   program_.reset();
   project_.reset();
   selected_.reset();
-  if (project_lock_ >= 0) ::close(project_lock_);  // releases the flock
+  if (project_lock_ >= 0) {
+    ::unlink(lock_path_.c_str());  // while the lock is still ours
+    ::close(project_lock_);        // releases the flock
+  }
   project_lock_ = -1;
+  lock_path_.clear();
 }
 
 void window_state::sync_procedures() {

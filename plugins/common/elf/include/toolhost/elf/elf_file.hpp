@@ -87,7 +87,8 @@ class elf_file {
   const std::vector<symbol>& functions() const noexcept { return functions_; }
   const std::vector<section>& sections() const noexcept { return sections_; }
   const std::vector<segment>& segments() const noexcept { return segments_; }
-  // Relocations (SHT_RELA and SHT_REL) that name an undefined symbol, in file order.
+  // Relocations (SHT_RELA and SHT_REL) that name an undefined symbol, or (x86) that bind a GOT
+  // or PLT slot to a symbol a shared object defines and exports, in file order.
   const std::vector<import>& imports() const noexcept { return imports_; }
   const import* import_at_slot(uint64_t slot) const noexcept;
 

@@ -110,6 +110,15 @@ struct export_table {
   std::vector<export_entry> entries;  // by ordinal; empty slots left out
 };
 
+// One imported function and the IAT slot the loader writes its address into.
+struct import_entry {
+  std::string dll;       // "KERNEL32.dll", as the image names it
+  std::string name;      // empty for an import by ordinal
+  uint16_t hint = 0;
+  uint16_t ordinal = 0;  // an import by ordinal only
+  uint32_t slot = 0;     // RVA of its IAT entry
+};
+
 // IMAGE_DEBUG_DIRECTORY.
 struct debug_entry {
   uint32_t type = 0;  // 2 CodeView, 16 Repro, ...
@@ -207,6 +216,10 @@ class image {
   absl::StatusOr<std::string> read_string(uint32_t rva, size_t max = 512) const;
 
   absl::StatusOr<export_table> exports() const;
+  // The import directory, DLL by DLL in the image's order.
+  absl::StatusOr<std::vector<import_entry>> imports() const;
+  // A file image's bytes as read (empty for an image in memory).
+  std::string_view file_bytes() const noexcept { return file_bytes_ ? std::string_view(*file_bytes_) : std::string_view(); }
   absl::StatusOr<std::vector<debug_entry>> debug_entries() const;
   // The CodeView record; nullopt when the image has none.
   absl::StatusOr<std::optional<pe::codeview>> codeview() const;
