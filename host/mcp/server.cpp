@@ -55,7 +55,7 @@ void server::load() {
     auto settings = settings_.settings.find(id);
     auto inst = std::make_unique<plugins::instance>(*lib, registry_, *this, name(), global_.dir,
                                                     settings != settings_.settings.end() ? settings->second : "{}",
-                                                    settings_.listing);
+                                                    settings_.listing, settings_.checking);
     if (!inst->init()) {
       lib->status = inst->status();
       lib->message = inst->message();

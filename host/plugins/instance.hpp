@@ -24,9 +24,10 @@ class host_events {
 
 class instance {
  public:
-  // `listing`: the instance only shows what it registers (TOOLHOST_HOST_LISTING).
+  // `listing`: the instance only shows what it registers (TOOLHOST_HOST_LISTING); `checking`: it
+  // is only checked (TOOLHOST_HOST_CHECKING).
   instance(library& lib, registry& reg, host_events& events, std::string server_name, std::string config_dir,
-           std::string settings_json, bool listing = false);
+           std::string settings_json, bool listing = false, bool checking = false);
   instance(const instance&) = delete;
   instance& operator=(const instance&) = delete;
 
