@@ -388,7 +388,7 @@ absl::Status override_setting(config& cfg, std::string_view spec) {
     applied = applied || s.enabled;
   }
   if (!applied && !disabled.empty()) {
-    return absl::InvalidArgumentError(cat("'", spec, "' would change nothing: plugin '", plugin,
+    return absl::InvalidArgumentError(cat("'--set ", spec, "' would change nothing: plugin '", plugin,
                                           "' is served only by disabled servers: ", absl::StrJoin(disabled, ", "),
                                           "; set enabled = true there, or in an --overlay file"));
   }

@@ -51,7 +51,11 @@ void server::load() {
                                           "; build it, or remove it from plugins = [...] in ", settings_.source));
       continue;
     }
-    if (lib->status != plugins::load_status::loaded) continue;  // the loader has said why
+    // The loader has said why; an init that failed for another server's settings (or a name that
+    // clashed there) says nothing about this one, so it runs again. After a crash it does not.
+    const bool failed_elsewhere =
+        lib->status == plugins::load_status::init_failed || lib->status == plugins::load_status::duplicate_name;
+    if (lib->status != plugins::load_status::loaded && !failed_elsewhere) continue;
     auto settings = settings_.settings.find(id);
     auto inst = std::make_unique<plugins::instance>(*lib, registry_, *this, name(), global_.dir,
                                                     settings != settings_.settings.end() ? settings->second : "{}",

@@ -136,7 +136,7 @@ absl::Status proxy::start_and_check() {
 std::string proxy::start_failure() const {
   std::lock_guard lock(cache_mutex_);
   if (start_error_.empty()) return {};
-  return "The MCP server behind this one (" + settings_.upstream.describe() + ") could not start: " + start_error_ +
+  return "The MCP server that this server passes on is not running: " + start_error_ +
          ". Its tools are missing until it starts; each tool call tries again. Tell the user: toolhost check-config "
          "names the problem.";
 }

@@ -68,15 +68,13 @@ absl::Status check_upstream(sdk::plugin& plugin, toolhost::rea_filter::proxy_set
     settings.upstream.env.emplace("UV_OFFLINE", "1");             // uvx
     settings.upstream.env.emplace("PIP_NO_INDEX", "1");
   }
-  const std::string upstream = settings.upstream.describe();
   toolhost::rea_filter::host_hooks hooks;
   proxy p(std::move(settings), std::move(hooks));
   const absl::Status s = p.start_and_check();
   p.shutdown();
   if (s.ok()) return s;
   return absl::FailedPreconditionError(
-      "rea-filter for server " + plugin.server_name() + ": the upstream " + upstream + " could not start: " +
-      std::string(s.message()) +
+      "rea-filter for server " + plugin.server_name() + ": " + std::string(s.message()) +
       (runs_command ? " (check-config runs it offline, so a package that npx or uvx would download counts as "
                       "missing: run the command once by hand to install it)"
                     : ""));

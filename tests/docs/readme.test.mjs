@@ -46,8 +46,33 @@ fs.symlinkSync(path.join(BUILD_DIR, "bin"), path.join(root, "build", "bin"));
 fs.symlinkSync(path.join(BUILD_DIR, "plugins"), path.join(root, "build", "plugins"));
 fs.symlinkSync(path.join(SOURCE_DIR, "config"), path.join(root, "config"));
 const jobs = [];
+// Background commands run in a process group of their own, so that ending one ends what it
+// started too (gdbserver's inferior, a server's upstreams), which would otherwise hold our pipes.
+// gdbserver gives its inferior a group of its own, so its descendants are ended by pid as well.
+function descendants(pid) {
+  const out = [];
+  try {
+    for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
+      for (const child of fs.readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean)) {
+        out.push(Number(child), ...descendants(Number(child)));
+      }
+    }
+  } catch {}
+  return out;
+}
+const stop = (child, signal) => {
+  const all = descendants(child.pid);
+  try {
+    process.kill(-child.pid, signal);
+  } catch {}
+  for (const pid of all) {
+    try {
+      process.kill(pid, signal);
+    } catch {}
+  }
+};
 after(() => {
-  for (const j of jobs) j.kill("SIGKILL");
+  for (const j of jobs) stop(j, "SIGKILL");
   fs.rmSync(root, { recursive: true, force: true });
 });
 
@@ -93,7 +118,7 @@ function sh(line, { input = "", cwd = root, timeout = 120000 } = {}) {
 
 // A command that keeps running (a server): started, and ready once `ready` appears on stderr.
 function background(line, ready) {
-  const child = spawn("bash", ["-c", `exec ${line}`], { cwd: root, env: commandEnv() });
+  const child = spawn("bash", ["-c", `exec ${line}`], { cwd: root, env: commandEnv(), detached: true });
   jobs.push(child);
   let stderr = "";
   return new Promise((resolve, reject) => {
@@ -155,7 +180,7 @@ const rules = [
       const child = await background(line.replace(/&$/, ""), /serving .*http:\/\/127\.0\.0\.1:\d+\S*\/mcp/);
       if (line.endsWith("&")) return;
       const exited = new Promise((r) => child.on("exit", r));
-      child.kill("SIGTERM");
+      stop(child, "SIGTERM");
       await exited;
     },
   },
@@ -204,7 +229,10 @@ async function runShellBlock(block, cwd = root) {
       await rule.run(line, cwd);
     }
   } finally {
-    for (const j of jobs.splice(started)) j.kill("SIGTERM");
+    for (const j of jobs.splice(started)) {
+      stop(j, "SIGTERM");
+      setTimeout(() => stop(j, "SIGKILL"), 5000).unref();
+    }
   }
 }
 
@@ -262,6 +290,6 @@ test("Writing a plugin: the README's plugin builds, and its config, commands and
                        "-o", path.join(dir, "build", "plugins", "hello.so"), path.join(dir, "hello.cpp")], { stdio: "inherit" });
   fs.chmodSync(path.join(dir, "build", "plugins"), 0o755);
   for (const block of all.filter((b) => b.lang === "sh" && b.heading === "Writing a plugin")) await runShellBlock(block, dir);
-  const r = await sh(`${INSPECTOR} --cli --method tools/call --tool-name hello --tool-arg name=Ada -- build/bin/toolhost --config hello.toml`, { cwd: dir });
+  const r = await sh(`${INSPECTOR} --cli --tool-arg name=Ada --method tools/call --tool-name hello -- build/bin/toolhost --config hello.toml`, { cwd: dir });
   assert.equal(inspectorAnswer(r, "hello").content[0].text, "Hello, Ada!");
 });

@@ -304,6 +304,7 @@ test("eleven-rea answers each hidden write with the eleven tool to use, and REA 
 function runToolhost(args, { input = "", env = {}, holdMs = 0, writeAfterMs = 0 } = {}) {
   return new Promise((resolve) => {
     const child = spawn(toolhost, args, { env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+    child.stdin.on("error", () => {});  // check-config reads no stdin and may be gone before we write
     let out = "", err = "";
     child.stdout.on("data", (d) => (out += d));
     child.stderr.on("data", (d) => (err += d));
@@ -389,9 +390,9 @@ test("check-config fails for an upstream that cannot start, and downloads nothin
                                 { env: { npm_config_registry: registry.url, npm_config_cache: cache } });
     assert.equal(r.code, 1, r.lines.join("\n"));
     const out = r.lines.join("\n");
-    assert.match(out, /server 'not-installed'.*the upstream `npx -y @toolhost-test\/never-published-\d+ mcp` could not start/);
+    assert.match(out, /server 'not-installed'.*`npx -y @toolhost-test\/never-published-\d+ mcp`/);
     assert.match(out, /check-config runs it offline/);
-    assert.match(out, /server 'missing'.*`no-such-mcp-server-\d+` could not start/);
+    assert.match(out, /server 'missing'.*could not start `no-such-mcp-server-\d+`/);
     assert.match(r.lines.at(-1), /: 2 problems$/);
     assert.deepEqual(registry.requests, [], "check-config asked the npm registry for a package");
   } finally {
@@ -407,10 +408,10 @@ test("an upstream that cannot start reaches the agent as instructions and as the
                '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}\n';
   const r = await runToolhost(["--config", checkConfig, "--server", "missing"], { input: init + rest, holdMs: 3000 });
   const byId = Object.fromEntries(r.lines.map((l) => JSON.parse(l)).filter((m) => m.id !== undefined).map((m) => [m.id, m]));
-  assert.match(byId[1].result.instructions, /`no-such-mcp-server-\d+` could not start/);
+  assert.match(byId[1].result.instructions, /is not running: could not start `no-such-mcp-server-\d+`/);
   assert.deepEqual(byId[2].result.tools, []);
   assert.equal(byId[3].result.isError, true);
-  assert.match(byId[3].result.content[0].text, /`no-such-mcp-server-\d+` could not start/);
+  assert.match(byId[3].result.content[0].text, /is not running: could not start `no-such-mcp-server-\d+`/);
 });
 
 for (const [what, waitMs, writeAfterMs] of [

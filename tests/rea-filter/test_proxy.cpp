@@ -288,7 +288,7 @@ TEST_CASE("proxy: an upstream that cannot start leaves an empty list and calls t
   CHECK(p.list_tools() == "[]");
   // The agent learns why from the instructions and from any call, each naming the upstream.
   const std::string instructions = p.instructions();
-  CHECK(instructions.find("`no-such-mcp-server-xyz` could not start") != std::string::npos);
+  CHECK(instructions.find("could not start `no-such-mcp-server-xyz`") != std::string::npos);
   CHECK(instructions.find("toolhost check-config") != std::string::npos);
   fake_call call;
   std::string result;
