@@ -11,6 +11,7 @@
 
 #include <absl/status/status.h>
 #include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
 #include <toml++/toml.h>
 
 #include <toolhost/sdk/json.hpp>
@@ -397,8 +398,10 @@ absl::Status override_setting(config& cfg, std::string_view spec) {
   const std::string key(spec.substr(dot + 1, eq - dot - 1));
   const std::string text(spec.substr(eq + 1));
   bool applied = false;
+  std::vector<std::string> disabled;  // "NAME (enabled = false at file:line:column)"
   for (server& s : cfg.servers) {
     if (std::find(s.plugins.begin(), s.plugins.end(), plugin) == s.plugins.end()) continue;
+    if (!s.enabled) disabled.push_back(cat("'", s.name, "' (enabled = false at ", s.source, ")"));
     auto it = s.settings.find(plugin);
     auto doc = sdk::parse_json(it != s.settings.end() ? it->second : "{}");
     if (!doc || !doc->IsObject()) doc.emplace().SetObject();
@@ -420,7 +423,12 @@ absl::Status override_setting(config& cfg, std::string_view spec) {
       return p.size() > key.size() && p.substr(0, key.size()) == key && (p[key.size()] == '.' || p[key.size()] == '[');
     });
     origin.values[key] = cat("--set ", spec);
-    applied = true;
+    applied = applied || s.enabled;
+  }
+  if (!applied && !disabled.empty()) {
+    return absl::InvalidArgumentError(cat("'--set ", spec, "' would change nothing: plugin '", plugin,
+                                          "' is served only by disabled servers: ", absl::StrJoin(disabled, ", "),
+                                          "; set enabled = true there, or in an --overlay file"));
   }
   if (!applied) {
     return absl::InvalidArgumentError(cat("no server in the config serves plugin '", plugin, "', so '", spec,

@@ -67,6 +67,7 @@ struct server {
   // The time limit of one call of `tool`, in milliseconds; 0 for none.
   uint32_t call_timeout_for(std::string_view tool) const;
   bool listing = false;  // started only to list what its plugins register (toolhost plugins)
+  bool checking = false;  // started only to be checked (check-config): TOOLHOST_HOST_CHECKING
 };
 
 struct http {

@@ -78,7 +78,7 @@ void server::load() {
     if (origin.table.empty()) origin.table = settings_.source;
     auto inst = std::make_unique<plugins::instance>(*lib, registry_, *this, name(), global_.dir,
                                                     settings != settings_.settings.end() ? settings->second : "{}",
-                                                    settings_.listing, std::move(origin));
+                                                    settings_.listing, std::move(origin), settings_.checking);
     if (inst->init()) {
       lib->status = plugins::load_status::loaded;  // it may have failed for another server
     } else {

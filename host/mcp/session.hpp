@@ -217,6 +217,7 @@ class session : public std::enable_shared_from_this<session> {
   std::map<int64_t, std::shared_ptr<pending_request>> pending_;
   int64_t next_request_id_ = 1;
   std::set<std::string> subscriptions_;
+  std::set<std::string> allowed_for_session_;  // permission kinds the person allowed for this session
   size_t subscription_bytes_ = 0;
   struct listener;
   std::map<std::string, std::shared_ptr<listener>> listeners_;  // subscriptions/listen, by request id

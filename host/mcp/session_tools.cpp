@@ -109,8 +109,14 @@ std::string session::run_tool(const std::shared_ptr<call_state>& call, const std
   if (kind == nullptr) kind = server_.registry().find_kind(plugins::kRunKind);
   const bool suggestion = (target->flags & TOOLHOST_TOOL_SUGGESTION) != 0 ||
                           ((target->flags & TOOLHOST_TOOL_REVIEWABLE) != 0 && server_.settings().review_edits);
+  const std::string files = server_.global().files();
+  bool remembered = false;
+  {
+    std::lock_guard lock(mutex_);
+    remembered = allowed_for_session_.count(kind->id) != 0;
+  }
   const policy::tool_request question{call->name, server_.name(), kind->id, kind->label, server_.permission_of(*kind),
-                                      suggestion, server_.global().path};
+                                      suggestion, files, args, remembered};
   const policy::decision d = policy::authorize(
       question, [&](const std::string& message, const std::string& schema) -> std::optional<policy::answer> {
         std::string answer;
@@ -120,6 +126,10 @@ std::string session::run_tool(const std::shared_ptr<call_state>& call, const std
         return policy::read_approval(status == TOOLHOST_OK, answer);
       });
   if (!d.allowed) return sdk::result::error(d.message).to_json();
+  if (d.remember_for_session) {
+    std::lock_guard lock(mutex_);
+    allowed_for_session_.insert(kind->id);
+  }
   if (call->cancelled) return "{}";
 
   sdk::string_writer out;

@@ -340,7 +340,7 @@ const void* get_service(const toolhost_host_t*, const char* id) {
 }  // namespace
 
 instance::instance(library& lib, registry& reg, host_events& events, std::string server_name, std::string config_dir,
-                   std::string settings_json, bool listing, config::settings_origin origin)
+                   std::string settings_json, bool listing, config::settings_origin origin, bool checking)
     : lib_(lib),
       registry_(reg),
       events_(events),
@@ -355,7 +355,7 @@ instance::instance(library& lib, registry& reg, host_events& events, std::string
   host_.version = TOOLHOST_VERSION;
   host_.host_data = this;
   host_.get_service = get_service;
-  host_.flags = listing ? TOOLHOST_HOST_LISTING : 0;
+  host_.flags = (listing ? TOOLHOST_HOST_LISTING : 0u) | (checking ? TOOLHOST_HOST_CHECKING : 0u);
 }
 
 void instance::refuse(load_status why, std::string message) {

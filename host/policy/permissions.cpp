@@ -6,13 +6,15 @@
 #include <toolhost/sdk/json.hpp>
 
 #include "host/log.hpp"
+#include "host/policy/approval.hpp"
 
 namespace toolhost::policy {
 namespace {
 
 std::string where_to_change(const tool_request& r) {
   return cat("set \"", r.kind_id, "\" in the [permissions] table of ",
-                      r.config_path.empty() ? "the toolhost config" : r.config_path);
+             r.config_path.empty() ? "the toolhost config" : r.config_path, ", or start toolhost with --allow ",
+             r.kind_id, " for one run");
 }
 
 decision logged(const tool_request& r, decision d, std::string_view how) {
@@ -37,9 +39,11 @@ decision authorize(const tool_request& r, const ask_fn& ask) {
       break;
   }
   if (r.files_suggestion) return logged(r, {true, ""}, "files a suggestion, not asked");
+  if (r.allowed_for_session) return logged(r, {true, ""}, "ask: allowed for this session");
 
-  const std::string message = cat("Allow the agent to run ", r.tool, "? (", r.kind_label, ")");
-  std::optional<answer> a = ask(message, approval_schema(r.kind_label));
+  const std::string message =
+      cat("Allow ", describe_call(r.tool, r.arguments_json), "?\n(", r.kind_label, "; server ", r.server, ")");
+  std::optional<answer> a = ask(message, approval_schema(r.kind_label, /*offer_session=*/true));
   if (!a) {
     return logged(r,
                   {false, cat("The tool ", r.tool, " needs the user's approval (the permission row \"",
@@ -47,6 +51,9 @@ decision authorize(const tool_request& r, const ask_fn& ask) {
                                        "Ask the user to allow it (", where_to_change(r),
                                        " to \"allow\") or to use a client that supports elicitation.")},
                   "ask: client cannot be asked");
+  }
+  if (a->action == "accept" && a->approved && a->for_session) {
+    return logged(r, {true, "", true}, "ask: accepted for this session");
   }
   if (a->action == "accept" && a->approved) return logged(r, {true, ""}, "ask: accepted");
   const std::string how = a->action == "accept" ? "accepted without approving" : a->action;

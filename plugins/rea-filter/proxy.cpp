@@ -115,11 +115,30 @@ void proxy::ensure_loaded() {
   }
   absl::Status s = client_.start();
   if (s.ok()) s = refresh(kAllLists);
+  {
+    std::lock_guard cache_lock(cache_mutex_);
+    start_error_ = s.ok() ? std::string() : std::string(s.message());
+  }
   if (!s.ok()) {
     if (hooks_.host_log) hooks_.host_log(TOOLHOST_LOG_ERROR, std::string(s.message()));
     return;
   }
   loaded_ = true;
+}
+
+absl::Status proxy::start_and_check() {
+  ensure_loaded();
+  std::lock_guard lock(cache_mutex_);
+  if (start_error_.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(start_error_);
+}
+
+std::string proxy::start_failure() const {
+  std::lock_guard lock(cache_mutex_);
+  if (start_error_.empty()) return {};
+  return "The MCP server that this server passes on is not running: " + start_error_ +
+         ". Its tools are missing until it starts; each tool call tries again. Tell the user: toolhost check-config "
+         "names the problem.";
 }
 
 absl::Status proxy::refresh(uint32_t mask) {
@@ -292,7 +311,13 @@ bool proxy::call_tool(const toolhost_call_t* call, std::string_view name, std::s
   };
   if (!known()) {
     ensure_loaded();
-    if (!known()) return false;
+    if (!known()) {
+      // While the upstream is down every name may be one of its tools: say why there are none.
+      const std::string failure = start_failure();
+      if (failure.empty()) return false;
+      *result = sdk::result::error(failure).to_json();
+      return true;
+    }
   }
 
   sdk::call context(call);
@@ -416,7 +441,8 @@ std::string proxy::instructions() {
   // Never blocks (plugin.h): until the first start ends there are none; the host waits for
   // hooks.instructions_known, up to instructions_wait_ms, before it asks.
   auto info = client_.info();
-  return info ? info->instructions : std::string();
+  if (info) return info->instructions;
+  return start_failure();
 }
 
 }  // namespace toolhost::rea_filter

@@ -60,6 +60,10 @@ class proxy {
   bool complete(std::string_view ref_json, std::string_view argument, std::string_view value,
                 std::string_view context_json, std::string* result);
 
+  // Starts the upstream and loads its lists now, on this thread (check-config): the reason when
+  // it cannot.
+  absl::Status start_and_check();
+
   // For tests: the upstream's process id (0 when not running).
   int upstream_pid() const { return client_.pid(); }
 
@@ -77,6 +81,8 @@ class proxy {
   absl::StatusOr<std::string> on_request(const std::string& method, const std::string& params);
   void refresher_loop();
   std::string upstream_error_text(std::string_view tool, const absl::Status& status) const;
+  // The sentence for the agent while the last start failed (instructions, calls); "" otherwise.
+  std::string start_failure() const;
 
   proxy_settings settings_;
   host_hooks hooks_;
@@ -88,6 +94,7 @@ class proxy {
   mutable std::mutex cache_mutex_;
   std::string tools_json_ = "[]";
   std::set<std::string> tool_names_;  // the upstream's tools that pass the filter
+  std::string start_error_;           // why the last start failed; "" after a good one
   std::string resources_json_ = "[]";
   std::string templates_json_ = "[]";
   std::string prompts_json_ = "[]";

@@ -1,5 +1,7 @@
 #include "settings.hpp"
 
+#include "permissions.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -218,6 +220,13 @@ absl::StatusOr<proxy_settings> parse_settings(const rapidjson::Value& settings, 
   if (const rapidjson::Value* cwd = sdk::member(settings, "cwd")) {
     if (!cwd->IsString()) return absl::InvalidArgumentError("cwd must be a path");
     out.upstream.cwd = resolve(cwd->GetString(), context.config_dir);
+  }
+  if (preset == "eleven-rea" || context.server_name == "ida" || ida_config != nullptr) {
+    out.read_label = kReadLabel;
+  } else {
+    std::string upstream = out.upstream.describe();
+    if (upstream.size() > 80) upstream = upstream.substr(0, 79) + "…";
+    out.read_label = "Read-only tools of the " + context.server_name + " server (" + upstream + ")";
   }
   return out;
 }

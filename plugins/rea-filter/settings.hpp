@@ -45,6 +45,9 @@ struct proxy_settings {
   // How long a client's initialize may wait for the upstream's instructions while the first
   // start is still running.
   std::chrono::milliseconds instructions_wait{3000};
+  // The label of the read-only permission row: REA's and IDA's tools read the open file; a
+  // custom server's are named after that server and its upstream.
+  std::string read_label;
 };
 
 // What the settings parser needs from its surroundings (the host, the environment).

@@ -163,12 +163,35 @@ test('without a bridge, or with no window listening, every tool says so in one s
   }
 });
 
+// One request straight to the window's bridge, as the plugin sends it; the parsed answer line.
+function bridgeRequest(socket, request) {
+  return new Promise((resolve, reject) => {
+    const conn = net.createConnection(socket);
+    let text = '';
+    conn.on('data', (d) => {
+      text += d;
+      if (text.includes('\n')) {
+        conn.end();
+        resolve(JSON.parse(text.slice(0, text.indexOf('\n'))));
+      }
+    });
+    conn.on('error', reject);
+    conn.write(JSON.stringify(request) + '\n');
+  });
+}
+
 test('with no file open every tool answers the document\'s sentence, until the user opens one', async () => {
   const home = scratchHome();
   const win = await startWindow(home, []);
   const client = await connect(home, { bridge: win.socket });
   for (const [tool, args] of Object.entries(validArgs(hex(NM.get('main'))))) {
     await expectError(client, tool, args, NO_FILE);
+  }
+  // The window reads the tool's name before it looks for a file, so the sentence above came from
+  // each tool's own dispatch: a name the window does not have gets another answer.
+  for (const tool of ['no_such_tool', 'current_views', 'gpu_profile']) {
+    const answer = await bridgeRequest(win.socket, { id: 1, tool, args: {} });
+    assert.deepEqual(answer, { id: 1, ok: false, error: `Eleven has no tool named "${tool}".` });
   }
   const opened = windowCommand(win.socket, 'open', path.join(home, 'license'));
   assert.ok(opened.ok, opened.text);

@@ -50,6 +50,9 @@ TEST_CASE("a custom server needs an upstream and gets no filter unless configure
   CHECK(s->upstream.cwd == "/etc/toolhost/work");
   CHECK(s->timeout == std::chrono::milliseconds(5000));
   CHECK(s->filter.denied().empty());
+  // Its read-only row is named after the server and its upstream, not after REA's open file.
+  CHECK(s->read_label == "Read-only tools of the custom server (`my-mcp --stdio`)");
+  CHECK(parse("{}", "eleven-rea")->read_label == "Read the open file");
 }
 
 TEST_CASE("deny and use_instead build the filter; mistakes are named") {

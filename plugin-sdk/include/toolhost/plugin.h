@@ -143,6 +143,12 @@ typedef int32_t toolhost_log_level_t;
  * process, connection or thread. */
 #define TOOLHOST_HOST_LISTING (1u << 0)
 
+/* The instance is being checked (`toolhost check-config`) and serves nothing. Start what proves
+ * the settings work (an upstream process, a connection) and fail init with the reason when it
+ * cannot, but download and install nothing; stop what you started before init returns. A host
+ * older than this flag never sets it. */
+#define TOOLHOST_HOST_CHECKING (1u << 1)
+
 /* What the host tells one instance about itself. Owned by the host; valid until `deinit`
  * returns (for an instance whose init failed, until init returns). */
 typedef struct toolhost_host {

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -225,6 +226,13 @@ absl::StatusOr<uint64_t> window_state::resolve_location(std::string_view text) c
 }
 
 answer window_state::call_tool(std::string_view tool, const rapidjson::Value& args, const author& from) {
+  // The name first: a tool Eleven does not have is that, open file or not.
+  static constexpr std::string_view kTools[] = {"current_view",  "open_function", "set_view",      "list_marks",
+                                                "propose_patch", "rename_function", "add_note",    "add_comment",
+                                                "bookmark",      "set_code_type", "set_number_format"};
+  if (std::find(std::begin(kTools), std::end(kTools), tool) == std::end(kTools)) {
+    return answer::refuse("Eleven has no tool named " + in_quotes(tool) + ".");
+  }
   if (!is_open()) return answer::refuse(std::string(kNoFileOpen));
   if (tool == "current_view") return current_view();
   if (tool == "open_function") return open_function(args);

@@ -146,6 +146,19 @@ struct tool_record {
   rapidjson::Document schema;
   bool has_schema = false;
   tool_handler fn;
+  // The host's log (stderr), so that a handler's exception is seen there too, not only by the
+  // client; null when the host offers none.
+  const toolhost_log_t* log = nullptr;
+  const toolhost_host_t* host = nullptr;
+
+  void log_failure(const std::string& what) const noexcept {
+    if (log == nullptr) return;
+    try {
+      const std::string m = "tool " + name + " threw " + what;
+      log->write(host, TOOLHOST_LOG_ERROR, m.c_str());
+    } catch (...) {
+    }
+  }
 };
 
 struct resource_record {
@@ -179,8 +192,10 @@ inline void run_tool(void* ud, const toolhost_call_t* raw, const char* json, siz
     call context(raw);
     write(out, rec->fn(args(doc), context).to_json());
   } catch (const std::exception& e) {
+    rec->log_failure(std::string("an exception: ") + e.what());
     write(out, result::error(rec->name + " failed: " + e.what()).to_json());
   } catch (...) {
+    rec->log_failure("an exception that is not a std::exception");
     write(out, result::error(rec->name + " failed with an unknown exception.").to_json());
   }
 }
@@ -299,6 +314,12 @@ class plugin {
   // usual, start nothing.
   bool listing() const noexcept {
     return TOOLHOST_HAS_FIELD(host_, toolhost_host_t, flags) && (host_->flags & TOOLHOST_HOST_LISTING) != 0;
+  }
+
+  // True when this instance is only checked (TOOLHOST_HOST_CHECKING, check-config): prove the
+  // settings work, download nothing, leave nothing running.
+  bool checking() const noexcept {
+    return TOOLHOST_HAS_FIELD(host_, toolhost_host_t, flags) && (host_->flags & TOOLHOST_HOST_CHECKING) != 0;
   }
 
   // Declares the settings this plugin takes as a JSON Schema object (plugin.h, declare_settings):
@@ -481,6 +502,8 @@ inline absl::Status tool_builder::handler(tool_handler fn) {
   auto rec = std::make_unique<detail::tool_record>();
   rec->name = name_;
   rec->fn = std::move(fn);
+  rec->log = owner_.log_;
+  rec->host = owner_.host_;
   if (!input_schema_.empty()) {
     rec->schema.Parse(input_schema_.c_str());
     if (rec->schema.HasParseError() || !rec->schema.IsObject()) {
