@@ -77,8 +77,7 @@ int check_config(const cli::options& o) {
         out << lib->message << "\n";
         ++problems;
         break;
-      default:
-        break;
+      default: break;
     }
   }
   const std::string name = cfg->files();

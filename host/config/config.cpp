@@ -1,6 +1,5 @@
 #include "host/config/config.hpp"
 
-#include <toolhost/sdk/strings.hpp>
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -8,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <toolhost/sdk/strings.hpp>
 
 #include <absl/status/status.h>
 #include <absl/strings/str_cat.h>
@@ -144,7 +144,8 @@ class table_reader {
 bool valid_id(std::string_view s) {
   if (s.empty() || s.size() > 64) return false;
   for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
     if (!ok) return false;
   }
   return true;
@@ -431,19 +432,21 @@ absl::Status override_setting(config& cfg, std::string_view spec) {
                                           "; set enabled = true there, or in an --overlay file"));
   }
   if (!applied) {
-    return absl::InvalidArgumentError(cat("no server in the config serves plugin '", plugin, "', so '", spec,
-                                          "' would change nothing"));
+    return absl::InvalidArgumentError(
+        cat("no server in the config serves plugin '", plugin, "', so '", spec, "' would change nothing"));
   }
   return absl::OkStatus();
 }
 
 absl::Status override_permission(config& cfg, std::string_view kind, permission value, std::string_view flag) {
-  if (kind.empty()) return absl::InvalidArgumentError(cat(flag, " needs a permission kind, like ", flag, " eleven.rename"));
+  if (kind.empty())
+    return absl::InvalidArgumentError(cat(flag, " needs a permission kind, like ", flag, " eleven.rename"));
   cfg.run_permissions[std::string(kind)] = permission_row{value, cat(flag, " ", kind)};
   return absl::OkStatus();
 }
 
-absl::StatusOr<config> load(const std::string& path, const std::string& exe_dir, const std::vector<std::string>& overlays) {
+absl::StatusOr<config> load(const std::string& path, const std::string& exe_dir,
+                            const std::vector<std::string>& overlays) {
   std::vector<std::pair<std::string, std::string>> texts;
   texts.emplace_back(path, "");
   for (const auto& o : overlays) texts.emplace_back(o, "");
@@ -516,11 +519,8 @@ absl::Status check_nesting(std::string_view text, const std::string& source) {
         if (depth > 0) --depth;
         break;
       case '=':
-      case ',':
-        dots = 0;
-        break;
-      default:
-        break;
+      case ',': dots = 0; break;
+      default: break;
     }
   }
   return absl::OkStatus();

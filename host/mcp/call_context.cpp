@@ -1,7 +1,7 @@
 #include "host/mcp/call_context.hpp"
 
-#include <toolhost/sdk/strings.hpp>
 #include <absl/strings/str_cat.h>
+#include <toolhost/sdk/strings.hpp>
 
 #include <toolhost/sdk/json.hpp>
 #include <toolhost/sdk/writer.hpp>
@@ -47,18 +47,19 @@ bool confirm_whole_file(const toolhost_call_t* raw, const char* what) {
   server& srv = c.owner().srv();
   if (!srv.settings().privacy.ask_before_whole_file) return true;
   const std::string name = what != nullptr ? what : "a file";
-  const std::string params = policy::approval_request(cat("Send the whole of ", name, " to the agent (", c.call().name, ")?"),
-                                                      policy::approval_schema("Send a whole file"));
+  const std::string params =
+      policy::approval_request(cat("Send the whole of ", name, " to the agent (", c.call().name, ")?"),
+                               policy::approval_schema("Send a whole file"));
   std::string answer;
   const int32_t status = c.owner().client_request(c.call(), "elicitation/create", params, 0, answer);
   if (status == TOOLHOST_ERR_UNSUPPORTED) {
-    log::info("privacy", cat("refused to send the whole of ", name, " from ", c.call().name,
-                             ": the client cannot ask the user"));
+    log::info("privacy",
+              cat("refused to send the whole of ", name, " from ", c.call().name, ": the client cannot ask the user"));
     return false;
   }
   const bool approved = policy::read_approval(status == TOOLHOST_OK, answer).approved;
-  log::info("privacy", cat(approved ? "user allowed" : "user refused", " sending the whole of ", name, " from ",
-                           c.call().name));
+  log::info("privacy",
+            cat(approved ? "user allowed" : "user refused", " sending the whole of ", name, " from ", c.call().name));
   return approved;
 }
 

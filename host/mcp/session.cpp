@@ -14,8 +14,8 @@
 #include "host/log.hpp"
 #include "host/mcp/call_context.hpp"
 #include "host/mcp/jsonrpc.hpp"
-#include "host/mcp/session_params.hpp"
 #include "host/mcp/request_checks.hpp"
+#include "host/mcp/session_params.hpp"
 #include "host/policy/privacy.hpp"
 #include "host/utf8.hpp"
 
@@ -30,7 +30,8 @@ std::string progress_number(double v) {
 }
 
 bool version_supported(std::string_view v) {
-  return std::any_of(std::begin(kSupportedVersions), std::end(kSupportedVersions), [v](const char* s) { return v == s; });
+  return std::any_of(std::begin(kSupportedVersions), std::end(kSupportedVersions),
+                     [v](const char* s) { return v == s; });
 }
 
 }  // namespace
@@ -235,7 +236,8 @@ void session::handle_one(const rapidjson::Value& message, std::string_view text,
     return respond_error(request, jsonrpc::kMethodNotFound, cat("Method not found: ", method_name));
   }
   if (it->second.needs_initialize && !initialized_) {
-    return respond_error(request, jsonrpc::kInvalidRequest, cat("Invalid Request: send initialize before ", method_name));
+    return respond_error(request, jsonrpc::kInvalidRequest,
+                         cat("Invalid Request: send initialize before ", method_name));
   }
   (this->*it->second.run)(request, params);
 }
@@ -273,8 +275,9 @@ void session::handle_response(const rapidjson::Value& message) {
 // ---- Answers --------------------------------------------------------------------------------
 
 void session::respond(const request_ptr& request, const std::string& result_json) {
-  std::string message = request->stateless ? jsonrpc::result_message(request->id, stateless_result(*request, result_json))
-                                           : jsonrpc::result_message(request->id, result_json);
+  std::string message = request->stateless
+                            ? jsonrpc::result_message(request->id, stateless_result(*request, result_json))
+                            : jsonrpc::result_message(request->id, result_json);
   if (!request->batch) return send(request->reply, {std::move(message), request->id, true});
   std::string combined;
   {
@@ -342,7 +345,8 @@ void session::cancel_request(const std::string& id_json, std::string_view why) {
     std::lock_guard lock(mutex_);
     auto it = calls_.find(id_json);
     if (it != calls_.end()) call = it->second;
-    if (listeners_.erase(id_json) != 0) log::debug("session", cat(why, " subscriptions/listen (request ", id_json, ")"));
+    if (listeners_.erase(id_json) != 0)
+      log::debug("session", cat(why, " subscriptions/listen (request ", id_json, ")"));
   }
   if (!call) return;
   log::debug("session", cat(why, " ", call->name, " (request ", call->id, ")"));
@@ -352,24 +356,27 @@ void session::cancel_request(const std::string& id_json, std::string_view why) {
 // ---- Lifecycle and small methods --------------------------------------------------------------
 
 void session::initialize(const request_ptr& request, const rapidjson::Value* params) {
-  if (initialized_) return respond_error(request, jsonrpc::kInvalidRequest, "Invalid Request: the session is already initialized");
+  if (initialized_)
+    return respond_error(request, jsonrpc::kInvalidRequest, "Invalid Request: the session is already initialized");
   const std::string requested = string_param(params, "protocolVersion");
-  if (requested.empty()) return respond_error(request, jsonrpc::kInvalidParams, "Invalid params: \"protocolVersion\" is required");
+  if (requested.empty())
+    return respond_error(request, jsonrpc::kInvalidParams, "Invalid params: \"protocolVersion\" is required");
   const std::string version = version_supported(requested) ? requested : kLatestVersion;
   {
     std::lock_guard lock(mutex_);
     version_ = version;
-    if (const rapidjson::Value* caps = object_param(params, "capabilities")) client_capabilities_text_ = sdk::to_json(*caps);
+    if (const rapidjson::Value* caps = object_param(params, "capabilities"))
+      client_capabilities_text_ = sdk::to_json(*caps);
   }
   initialized_ = true;
   // Instructions come from the plugins; give them a moment, but never stall the handshake on a
   // slow plugin.
   server_.wait_ready(std::chrono::milliseconds(1000));
-  std::string result = cat(
-      R"({"protocolVersion":)", sdk::quote(version),
-      R"(,"capabilities":{"tools":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},)",
-      R"("prompts":{"listChanged":true},"logging":{},"completions":{}},"serverInfo":{"name":"toolhost","title":)",
-      sdk::quote(cat("toolhost: ", server_.name())), R"(,"version":)", sdk::quote(TOOLHOST_VERSION), "}");
+  std::string result =
+      cat(R"({"protocolVersion":)", sdk::quote(version),
+          R"(,"capabilities":{"tools":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},)",
+          R"("prompts":{"listChanged":true},"logging":{},"completions":{}},"serverInfo":{"name":"toolhost","title":)",
+          sdk::quote(cat("toolhost: ", server_.name())), R"(,"version":)", sdk::quote(TOOLHOST_VERSION), "}");
   if (server_.ready()) {
     const std::string instructions = server_.instructions();
     if (!instructions.empty()) append(result, R"(,"instructions":)", sdk::quote(instructions));
@@ -503,9 +510,9 @@ int32_t session::client_request(call_state& call, std::string_view method, std::
     id = next_request_id_++;
     pending_[id] = p;
   }
-  send(call.request->reply, {cat(R"({"jsonrpc":"2.0","id":)", id, R"(,"method":)", sdk::quote(method),
-                                 R"(,"params":)", params_json, "}"),
-                             call.id, false});
+  send(call.request->reply,
+       {cat(R"({"jsonrpc":"2.0","id":)", id, R"(,"method":)", sdk::quote(method), R"(,"params":)", params_json, "}"),
+        call.id, false});
   const auto deadline = timeout_ms == 0 ? std::chrono::steady_clock::time_point::max()
                                         : std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   int32_t status = TOOLHOST_OK;

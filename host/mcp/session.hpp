@@ -54,7 +54,7 @@ struct request_headers {
 struct handled {
   bool parse_error = false;
   bool is_initialize = false;
-  bool stateless = false;  // a 2026-07-28 request: it needs no session
+  bool stateless = false;             // a 2026-07-28 request: it needs no session
   std::vector<std::string> requests;  // ids (JSON text) of the requests it carried; each gets a final outgoing
 };
 
@@ -72,16 +72,16 @@ struct batch;
 
 // One request's context, from dispatch to its answer.
 struct request_context {
-  std::string id;                // JSON text of the client's id ("null" for a message without one)
-  sink reply;                    // where its answer and everything related to it go
+  std::string id;                       // JSON text of the client's id ("null" for a message without one)
+  sink reply;                           // where its answer and everything related to it go
   std::shared_ptr<struct batch> batch;  // 2025-03-26 batches: the answers gathered into one reply
-  std::string progress_token;    // params._meta.progressToken as the client wrote it; empty if none
+  std::string progress_token;           // params._meta.progressToken as the client wrote it; empty if none
   // 2026-07-28: the request carries its own context in _meta, and its result says so.
   bool stateless = false;
   std::string method;
-  std::string version;                  // its protocol version
+  std::string version;  // its protocol version
   std::string client_capabilities = "{}";
-  int log_level = -1;                   // from _meta's logLevel; -1: the client wants no log messages
+  int log_level = -1;  // from _meta's logLevel; -1: the client wants no log messages
 };
 using request_ptr = std::shared_ptr<const request_context>;
 
@@ -118,8 +118,8 @@ class session : public std::enable_shared_from_this<session> {
 
   // For call contexts (call_context.cpp).
   void send_progress(call_state& call, double progress, double total, const char* message);
-  int32_t client_request(call_state& call, std::string_view method, std::string_view params_json,
-                         uint32_t timeout_ms, std::string& out);
+  int32_t client_request(call_state& call, std::string_view method, std::string_view params_json, uint32_t timeout_ms,
+                         std::string& out);
   // The capabilities the client declared: at initialize, or in a 2026-07-28 request's _meta.
   bool client_can(const request_context& request, std::string_view capability) const;
   std::string client_capabilities_json(const request_context& request) const;
@@ -196,8 +196,8 @@ class session : public std::enable_shared_from_this<session> {
   void prompts_get(const request_ptr& request, const rapidjson::Value* params);
   void complete(const request_ptr& request, const rapidjson::Value* params);
   // Answers a list request with one page of `items`.
-  void respond_page(const request_ptr& request, const char* field, const std::vector<std::pair<std::string, std::string>>& items,
-                    const std::string& cursor);
+  void respond_page(const request_ptr& request, const char* field,
+                    const std::vector<std::pair<std::string, std::string>>& items, const std::string& cursor);
   bool subscription_refused(const request_ptr& request, const std::string& uri);
 
   server& server_;
@@ -211,8 +211,8 @@ class session : public std::enable_shared_from_this<session> {
   std::atomic<size_t> in_flight_{0};
   mutable std::mutex mutex_;  // guards everything below
   std::string version_;
-  std::string client_capabilities_text_ = "{}";  // parsed when asked: a Document costs 64 KiB
-  int log_level_ = 1;  // info, until the client sets one
+  std::string client_capabilities_text_ = "{}";               // parsed when asked: a Document costs 64 KiB
+  int log_level_ = 1;                                         // info, until the client sets one
   std::map<std::string, std::shared_ptr<call_state>> calls_;  // in flight, by request id text
   std::map<int64_t, std::shared_ptr<pending_request>> pending_;
   int64_t next_request_id_ = 1;

@@ -16,7 +16,8 @@ inline const rapidjson::Value* object_param(const rapidjson::Value* params, std:
 }
 
 // MCP's log levels, least severe first.
-inline constexpr const char* kLogLevels[] = {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
+inline constexpr const char* kLogLevels[] = {"debug", "info",     "notice", "warning",
+                                             "error", "critical", "alert",  "emergency"};
 
 // The index of a level's name in kLogLevels, or -1.
 inline int log_level_index(std::string_view name) {

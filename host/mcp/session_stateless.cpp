@@ -46,9 +46,7 @@ std::string named_in(std::string_view method, const rapidjson::Value* params) {
   return {};
 }
 
-std::string short_text(std::string_view s) {
-  return s.size() > 100 ? cat(s.substr(0, 100), "...") : std::string(s);
-}
+std::string short_text(std::string_view s) { return s.size() > 100 ? cat(s.substr(0, 100), "...") : std::string(s); }
 
 }  // namespace
 
@@ -77,7 +75,8 @@ const std::map<std::string, session::handler, std::less<>>& session::stateless_m
 }
 
 bool session::is_stateless(const rapidjson::Value* params, const request_headers& headers) {
-  if (const rapidjson::Value* meta = object_param(params, "_meta"); meta != nullptr && sdk::member(*meta, kMetaVersion)) {
+  if (const rapidjson::Value* meta = object_param(params, "_meta");
+      meta != nullptr && sdk::member(*meta, kMetaVersion)) {
     return true;
   }
   return headers.present && !headers.protocol_version.empty() && !listed(kSupportedVersions, headers.protocol_version);
@@ -111,11 +110,12 @@ void session::handle_stateless(const std::shared_ptr<request_context>& request, 
     } else if (headers.name.empty() && !name.empty()) {
       mismatch = cat("the Mcp-Name header is missing (the body names '", short_text(name), "')");
     } else if (headers.name != name) {
-      mismatch = cat("the Mcp-Name header is '", short_text(headers.name), "' but the body names '", short_text(name), "'");
+      mismatch =
+          cat("the Mcp-Name header is '", short_text(headers.name), "' but the body names '", short_text(name), "'");
     }
     if (!mismatch.empty()) {
-      return respond_error(request, jsonrpc::kHeaderMismatch, cat("Header mismatch: ", mismatch, "; send the same value in both"),
-                           {}, 400);
+      return respond_error(request, jsonrpc::kHeaderMismatch,
+                           cat("Header mismatch: ", mismatch, "; send the same value in both"), {}, 400);
     }
   }
   if (!listed(kStatelessVersions, requested)) {
@@ -218,7 +218,8 @@ void session::subscriptions_listen(const request_ptr& request, const rapidjson::
   l->resources = flag("resourcesListChanged");
   std::vector<std::string> uris;
   size_t bytes = 0;
-  if (const rapidjson::Value* list = sdk::member(*filter, "resourceSubscriptions"); list != nullptr && list->IsArray()) {
+  if (const rapidjson::Value* list = sdk::member(*filter, "resourceSubscriptions");
+      list != nullptr && list->IsArray()) {
     for (const auto& u : list->GetArray()) {
       if (!u.IsString()) continue;
       bytes += u.GetStringLength();
@@ -257,11 +258,10 @@ void session::subscriptions_listen(const request_ptr& request, const rapidjson::
     }
     // The acknowledgement goes first; notify_listeners sends nothing to this listener before it
     // is in the table, and it is put there only now.
-    send(request->reply,
-         {jsonrpc::notification_message("notifications/subscriptions/acknowledged",
-                                        cat(R"({"notifications":{)", honored, R"(},"_meta":{")", kMetaSubscription,
-                                            R"(":)", request->id, "}}")),
-          request->id, false});
+    send(request->reply, {jsonrpc::notification_message("notifications/subscriptions/acknowledged",
+                                                        cat(R"({"notifications":{)", honored, R"(},"_meta":{")",
+                                                            kMetaSubscription, R"(":)", request->id, "}}")),
+                          request->id, false});
   });
 }
 
@@ -306,7 +306,8 @@ void session::notify_listeners(const std::string& json) {
     rapidjson::Document id;
     id.Parse(l->request->id.c_str(), l->request->id.size());
     meta.RemoveMember(rapidjson::StringRef(kMetaSubscription.data(), kMetaSubscription.size()));
-    meta.AddMember(rapidjson::StringRef(kMetaSubscription.data(), kMetaSubscription.size()), rapidjson::Value(id, a), a);
+    meta.AddMember(rapidjson::StringRef(kMetaSubscription.data(), kMetaSubscription.size()), rapidjson::Value(id, a),
+                   a);
     send(l->request->reply, {sdk::to_json(doc), l->request->id, false});
   }
 }

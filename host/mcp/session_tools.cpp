@@ -58,17 +58,17 @@ void session::tools_call(const request_ptr& request, const rapidjson::Value* par
   // The limit counts from now: a call queued behind a tool that never returns is answered too.
   if (const uint32_t limit = server_.settings().call_timeout_for(name); limit > 0) {
     std::weak_ptr<session> weak = weak_from_this();
-    call->deadline = server_.deadlines().add(deadlines::clock::now() + std::chrono::milliseconds(limit),
-                                             [weak, call, limit] {
-                                               if (auto self = weak.lock()) self->time_out(call, limit);
-                                             });
+    call->deadline =
+        server_.deadlines().add(deadlines::clock::now() + std::chrono::milliseconds(limit), [weak, call, limit] {
+          if (auto self = weak.lock()) self->time_out(call, limit);
+        });
   }
   run_async(request, [this, request, call, args] {
     std::string result = run_tool(call, args);
     if (call->deadline != 0) server_.deadlines().remove(call->deadline);
     forget_call(call);
     if (call->answered.exchange(true)) return;  // its time limit answered it already
-    if (call->cancelled) {  // the client gave up on it: nothing more is sent for this request
+    if (call->cancelled) {                      // the client gave up on it: nothing more is sent for this request
       send(request->reply, {"", request->id, true});
       return;
     }
@@ -116,7 +116,7 @@ std::string session::run_tool(const std::shared_ptr<call_state>& call, const std
     remembered = allowed_for_session_.count(kind->id) != 0;
   }
   const policy::tool_request question{call->name, server_.name(), kind->id, kind->label, server_.permission_of(*kind),
-                                      suggestion, files, args, remembered};
+                                      suggestion, files,          args,     remembered};
   const policy::decision d = policy::authorize(
       question, [&](const std::string& message, const std::string& schema) -> std::optional<policy::answer> {
         std::string answer;
@@ -152,8 +152,9 @@ std::string session::finish_result(const std::shared_ptr<call_state>& call, std:
   const rapidjson::Value* content = doc.HasParseError() ? nullptr : sdk::member(doc, "content");
   if (content == nullptr || !content->IsArray()) {
     log::warning("session", cat("tool ", call->name, " returned an invalid result: ", raw.substr(0, 200)));
-    return sdk::result::error(cat("The tool ", call->name,
-                                  " returned an invalid result (not an MCP CallToolResult); this is a bug in its plugin."))
+    return sdk::result::error(
+               cat("The tool ", call->name,
+                   " returned an invalid result (not an MCP CallToolResult); this is a bug in its plugin."))
         .to_json();
   }
   // One message is one line on stdio: a result written over several lines is made compact.

@@ -10,7 +10,8 @@ std::string approval_schema(std::string_view label, bool offer_session) {
                            R"("description":)", sdk::quote(cat("Permission: ", label)), R"(,"default":false})");
   if (offer_session) {
     append(schema, R"(,"for_session":{"type":"boolean","title":"Allow for this session","description":)",
-           sdk::quote(cat("Do not ask again for \"", label, "\" until this client disconnects")), R"(,"default":false})");
+           sdk::quote(cat("Do not ask again for \"", label, "\" until this client disconnects")),
+           R"(,"default":false})");
   }
   schema += R"(},"required":["approve"]})";
   return schema;
@@ -77,7 +78,8 @@ answer read_approval(bool ok, std::string_view result_json) {
   if (!doc || !doc->IsObject()) return a;
   a.action = std::string(sdk::string_member(*doc, "action").value_or("cancel"));
   const rapidjson::Value* content = sdk::member(*doc, "content");
-  const rapidjson::Value* approve = content != nullptr && content->IsObject() ? sdk::member(*content, "approve") : nullptr;
+  const rapidjson::Value* approve =
+      content != nullptr && content->IsObject() ? sdk::member(*content, "approve") : nullptr;
   a.approved = a.action == "accept" && approve != nullptr && approve->IsBool() && approve->GetBool();
   const rapidjson::Value* session = a.approved ? sdk::member(*content, "for_session") : nullptr;
   a.for_session = session != nullptr && session->IsBool() && session->GetBool();

@@ -41,9 +41,7 @@ std::string error_body(std::string_view message, int code = -32000) {
   return mcp::jsonrpc::error_message("null", code, message);
 }
 
-bool header_has(std::string_view value, std::string_view token) {
-  return value.find(token) != std::string_view::npos;
-}
+bool header_has(std::string_view value, std::string_view token) { return value.find(token) != std::string_view::npos; }
 
 bool version_supported(std::string_view v) {
   return std::any_of(std::begin(mcp::kSupportedVersions), std::end(mcp::kSupportedVersions),
@@ -154,8 +152,8 @@ class connection : public connection_table::member, public std::enable_shared_fr
     if (ec == bhttp::error::header_limit) {
       return reply(bhttp::status::request_header_fields_too_large, error_body("Request headers too large"));
     }
-    if (ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category() && ec != bhttp::error::end_of_stream &&
-        ec != bhttp::error::partial_message) {
+    if (ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category() &&
+        ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message) {
       return reply(bhttp::status::bad_request, error_body(cat("Bad Request: ", ec.message())));
     }
     close();  // the client left, or ran out of time
@@ -194,7 +192,8 @@ class connection : public connection_table::member, public std::enable_shared_fr
     if (endpoint_ == nullptr) {
       std::string paths;
       for (auto& e : ctx_.endpoints) append(paths, paths.empty() ? "" : ", ", e->path);
-      return refuse(bhttp::status::not_found, cat("Not Found: no MCP endpoint at ", target, " (endpoints: ", paths, ")"));
+      return refuse(bhttp::status::not_found,
+                    cat("Not Found: no MCP endpoint at ", target, " (endpoints: ", paths, ")"));
     }
     // A request without a session may be a 2026-07-28 one, whose version the session checks
     // against its _meta (answering with the request's id); within a session the header must name
@@ -225,7 +224,8 @@ class connection : public connection_table::member, public std::enable_shared_fr
       }
       case bhttp::verb::get:
         if (!header_has(accept, "text/event-stream")) {
-          return refuse(bhttp::status::not_acceptable, "Not Acceptable: GET opens an SSE stream; accept text/event-stream");
+          return refuse(bhttp::status::not_acceptable,
+                        "Not Acceptable: GET opens an SSE stream; accept text/event-stream");
         }
         return false;
       case bhttp::verb::delete_: return false;
@@ -301,10 +301,10 @@ class connection : public connection_table::member, public std::enable_shared_fr
         ctx_.refused_sessions.note(cat("refused a new session at ", ep.path, ": all ",
                                        ep.sessions.settings().max_sessions, " sessions are in use"));
         close_later(std::move(session), 0);
-        auto res = make_response(bhttp::status::service_unavailable,
-                                 error_body(cat("Service Unavailable: this endpoint already serves ",
-                                                ep.sessions.settings().max_sessions,
-                                                " sessions in use; end one with DELETE or try again later")));
+        auto res = make_response(
+            bhttp::status::service_unavailable,
+            error_body(cat("Service Unavailable: this endpoint already serves ", ep.sessions.settings().max_sessions,
+                           " sessions in use; end one with DELETE or try again later")));
         res->set(bhttp::field::retry_after, "5");
         return send(std::move(res));
       }
@@ -390,8 +390,8 @@ class connection : public connection_table::member, public std::enable_shared_fr
   // drained briefly first so that closing does not reset the connection before the client reads
   // the answer.
   void refuse() {
-    ctx_.refused_connections.note(cat("refused a connection: all ", ctx_.connections.max(),
-                                      " connections are busy with requests (503)"));
+    ctx_.refused_connections.note(
+        cat("refused a connection: all ", ctx_.connections.max(), " connections are busy with requests (503)"));
     if (g_refusing.fetch_add(1) >= kMaxRefusing) {
       --g_refusing;
       return close();
@@ -400,9 +400,10 @@ class connection : public connection_table::member, public std::enable_shared_fr
     keep_alive_ = false;
     static const std::string kBody =
         error_body("Service Unavailable: toolhost is at its connection limit, every connection busy; retry shortly");
-    out_ = cat("HTTP/1.1 503 Service Unavailable\r\nServer: toolhost\r\nContent-Type: application/json\r\n"
-               "Retry-After: 1\r\nConnection: close\r\nContent-Length: ",
-               kBody.size(), "\r\n\r\n", kBody);
+    out_ =
+        cat("HTTP/1.1 503 Service Unavailable\r\nServer: toolhost\r\nContent-Type: application/json\r\n"
+            "Retry-After: 1\r\nConnection: close\r\nContent-Length: ",
+            kBody.size(), "\r\n\r\n", kBody);
     socket_.expires_after(std::chrono::seconds(1));
     net::async_write(socket_, net::buffer(out_), [self = shared_from_this()](beast::error_code ec, size_t) {
       if (ec) return self->close();
@@ -533,26 +534,27 @@ class connection : public connection_table::member, public std::enable_shared_fr
     writing_ = true;
     out_ = std::move(out);
     const uint64_t written = cursor_;
-    net::async_write(socket_, net::buffer(out_), [self = shared_from_this(), last, written](beast::error_code ec, size_t) {
-      self->writing_ = false;
-      if (ec) return self->lost_peer();
-      if (self->stream_ && written != 0) {
-        self->stream_->mark_delivered(written);
-        self->wrote_event_ = true;
-      }
-      if (last) {
-        self->out_ = std::string();  // a long stream's buffer is not kept for the next request
-        if (self->stream_ && self->stream_->delivered_to_end()) {
-          if (auto session = self->session_.lock()) session->release(self->stream_);
-        }
-        self->drop_stream();
-        return self->next_request();
-      }
-      if (self->again_) {
-        self->again_ = false;
-        self->pump();
-      }
-    });
+    net::async_write(socket_, net::buffer(out_),
+                     [self = shared_from_this(), last, written](beast::error_code ec, size_t) {
+                       self->writing_ = false;
+                       if (ec) return self->lost_peer();
+                       if (self->stream_ && written != 0) {
+                         self->stream_->mark_delivered(written);
+                         self->wrote_event_ = true;
+                       }
+                       if (last) {
+                         self->out_ = std::string();  // a long stream's buffer is not kept for the next request
+                         if (self->stream_ && self->stream_->delivered_to_end()) {
+                           if (auto session = self->session_.lock()) session->release(self->stream_);
+                         }
+                         self->drop_stream();
+                         return self->next_request();
+                       }
+                       if (self->again_) {
+                         self->again_ = false;
+                         self->pump();
+                       }
+                     });
   }
 
   void arm_keepalive() {

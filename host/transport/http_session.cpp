@@ -14,9 +14,7 @@
 #include "host/mcp/jsonrpc.hpp"
 
 namespace toolhost::transport::http {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 std::string random_session_id() {
   // The kernel's CSPRNG: 128 unpredictable bits, as the MCP spec asks of a session id.
@@ -39,8 +37,10 @@ std::string random_session_id() {
 }
 
 http_session::http_session(std::string id)
-    : id_(std::move(id)), standalone_(std::make_shared<stream>(0, kStreamBytes)),
-      created_(std::chrono::steady_clock::now()), last_used_(created_) {}
+    : id_(std::move(id)),
+      standalone_(std::make_shared<stream>(0, kStreamBytes)),
+      created_(std::chrono::steady_clock::now()),
+      last_used_(created_) {}
 
 std::shared_ptr<http_session> http_session::create(mcp::server& srv, std::string id) {
   std::shared_ptr<http_session> s(new http_session(std::move(id)));

@@ -121,7 +121,6 @@ uint64_t stream::delivered() const {
   return delivered_;
 }
 
-
 void stream::set_status(int status) {
   std::lock_guard lock(mutex_);
   status_ = status;

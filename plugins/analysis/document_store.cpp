@@ -21,8 +21,10 @@ namespace {
 
 std::string size_text(uint64_t bytes) {
   char buf[32];
-  if (bytes >= (1ULL << 30)) std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / (1ULL << 30));
-  else std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1ULL << 20));
+  if (bytes >= (1ULL << 30))
+    std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / (1ULL << 30));
+  else
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1ULL << 20));
   return buf;
 }
 
@@ -44,8 +46,9 @@ absl::StatusOr<std::string> read_file(const std::filesystem::path& path, uint64_
   if (S_ISDIR(st.st_mode)) return absl::InvalidArgumentError(path.string() + " is a folder, not a binary.");
   if (!S_ISREG(st.st_mode)) return absl::InvalidArgumentError(path.string() + " is not a regular file.");
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
-    return absl::InvalidArgumentError(path.string() + " is " + size_text(st.st_size) + "; this server opens files up to " +
-                                      size_text(max_bytes) + " (the max_file_mb setting).");
+    return absl::InvalidArgumentError(path.string() + " is " + size_text(st.st_size) +
+                                      "; this server opens files up to " + size_text(max_bytes) +
+                                      " (the max_file_mb setting).");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::PermissionDeniedError("Cannot read " + path.string() + ": " + std::strerror(errno) + ".");
@@ -70,17 +73,21 @@ std::string first_bytes(std::string_view bytes) {
 }  // namespace
 
 absl::StatusOr<an::image> load_image(std::string bytes, const std::string& name) {
-  if (bytes.size() >= 4 && bytes.compare(0, 4, "\x7f" "ELF") == 0) {
+  if (bytes.size() >= 4 && bytes.compare(0, 4,
+                                         "\x7f"
+                                         "ELF") == 0) {
     auto elf = elf::elf_file::parse(std::move(bytes), name);
     if (!elf.ok()) return absl::InvalidArgumentError("Cannot read " + std::string(elf.status().message()) + ".");
     if (auto missing = an::elf_truncation(*elf)) return absl::DataLossError(name + " is cut short: " + *missing + ".");
     an::image img = an::image_from_elf(std::make_shared<const elf::elf_file>(std::move(*elf)));
     if (img.kind() == "relocatable") {
-      return absl::InvalidArgumentError(name + " is a relocatable object: its sections get addresses only when it is "
-                                               "linked, so open the program or library it goes into.");
+      return absl::InvalidArgumentError(name +
+                                        " is a relocatable object: its sections get addresses only when it is "
+                                        "linked, so open the program or library it goes into.");
     }
     if (img.sections().empty() && img.segments().empty()) {
-      return absl::InvalidArgumentError(name + " is an ELF file with nothing mapped: no sections or segments to analyse.");
+      return absl::InvalidArgumentError(name +
+                                        " is an ELF file with nothing mapped: no sections or segments to analyse.");
     }
     return img;
   }
@@ -90,7 +97,8 @@ absl::StatusOr<an::image> load_image(std::string bytes, const std::string& name)
     if (auto missing = an::pe_truncation(*pe)) return absl::DataLossError(name + " is cut short: " + *missing + ".");
     return an::image_from_pe(std::make_shared<const pe::image>(std::move(*pe)));
   }
-  return absl::InvalidArgumentError(name + " is neither an ELF nor a PE file (it starts with " + first_bytes(bytes) + ").");
+  return absl::InvalidArgumentError(name + " is neither an ELF nor a PE file (it starts with " + first_bytes(bytes) +
+                                    ").");
 }
 
 analysis_job::analysis_job(an::image img, an::analysis_options options) {
@@ -98,8 +106,10 @@ analysis_job::analysis_job(an::image img, an::analysis_options options) {
     auto result = an::program_analysis::run(std::move(img), options, &progress_, &stop_);
     std::lock_guard lock(mutex_);
     finished_ = true;
-    if (result.ok()) result_ = std::move(*result);
-    else status_ = result.status();
+    if (result.ok())
+      result_ = std::move(*result);
+    else
+      status_ = result.status();
     done_.notify_all();
   });
 }
@@ -210,7 +220,8 @@ absl::StatusOr<std::shared_ptr<document>> document_store::open(const std::string
 
 absl::StatusOr<std::shared_ptr<document>> document_store::find(std::string_view name) const {
   std::lock_guard lock(mutex_);
-  if (documents_.empty()) return absl::FailedPreconditionError("No binary is open: call open_binary with its path first.");
+  if (documents_.empty())
+    return absl::FailedPreconditionError("No binary is open: call open_binary with its path first.");
   if (name.empty()) return documents_.back();
   for (auto it = documents_.rbegin(); it != documents_.rend(); ++it) {
     if ((*it)->name == name || (*it)->path == name) return *it;

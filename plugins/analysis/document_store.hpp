@@ -43,8 +43,8 @@ class analysis_job {
 
   // Blocks until the analysis is done or `cancelled()` turns true (then Cancelled). Calls
   // `progress` when there is news, at most every 100 ms; reports only ever grow.
-  absl::StatusOr<std::shared_ptr<const an::program_analysis>> wait(const std::function<bool()>& cancelled,
-                                                                    const std::function<void(const progress_report&)>& progress);
+  absl::StatusOr<std::shared_ptr<const an::program_analysis>> wait(
+      const std::function<bool()>& cancelled, const std::function<void(const progress_report&)>& progress);
   // The finished analysis, or nullptr while it runs or when it failed.
   std::shared_ptr<const an::program_analysis> finished() const;
 
@@ -65,7 +65,7 @@ struct document {
   std::string name;  // what list_documents shows and the `document` argument selects
   std::string path;  // absolute
   std::string sha256;
-  an::image img;     // readable at once; the analysis comes later
+  an::image img;  // readable at once; the analysis comes later
   std::shared_ptr<analysis_job> job;
 };
 

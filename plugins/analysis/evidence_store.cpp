@@ -32,7 +32,10 @@ std::string record_text(const std::optional<evidence_subject>& subject, std::str
     key(w, "format");
     put(w, subject->format);
     key(w, "architecture");
-    if (subject->architecture) put(w, *subject->architecture); else w.Null();
+    if (subject->architecture)
+      put(w, *subject->architecture);
+    else
+      w.Null();
     if (with_path) {
       key(w, "local_path");
       put_text(w, subject->local_path);

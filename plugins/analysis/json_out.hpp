@@ -51,7 +51,10 @@ void write_page(json_writer& w, uint64_t offset, uint64_t limit, uint64_t total,
   key(w, "total");
   w.Uint64(total);
   key(w, "next_offset");
-  if (end < total) w.Uint64(end); else w.Null();
+  if (end < total)
+    w.Uint64(end);
+  else
+    w.Null();
   key(w, "has_more");
   w.Bool(end < total);
   w.EndObject();
@@ -69,13 +72,19 @@ void write_bounded(json_writer& w, size_t count, size_t offset, size_t limit, bo
   for (size_t i = start; i < end; ++i) item(i);
   w.EndArray();
   key(w, "total");
-  if (scan_truncated) w.Null(); else w.Uint64(count);
+  if (scan_truncated)
+    w.Null();
+  else
+    w.Uint64(count);
   key(w, "returned");
   w.Uint64(end - start);
   key(w, "truncated");
   w.Bool(scan_truncated || end < count);
   key(w, "next_offset");
-  if (end < count) w.Uint64(end); else w.Null();
+  if (end < count)
+    w.Uint64(end);
+  else
+    w.Null();
   w.EndObject();
 }
 

@@ -45,8 +45,10 @@ sdk::result answer(as::server_state& state, const as::tool_def& def, const sdk::
     if (context.used != nullptr) {
       const auto& d = *context.used;
       std::optional<std::string> arch;
-      if (d.img.arch() != toolhost::analysis::architecture::other) arch = std::string(toolhost::analysis::to_string(d.img.arch()));
-      subject = as::evidence_subject{d.name, d.sha256, std::string(toolhost::analysis::to_string(d.img.format())), arch, d.path};
+      if (d.img.arch() != toolhost::analysis::architecture::other)
+        arch = std::string(toolhost::analysis::to_string(d.img.arch()));
+      subject = as::evidence_subject{d.name, d.sha256, std::string(toolhost::analysis::to_string(d.img.format())), arch,
+                                     d.path};
     }
     evidence_id = state.evidence.record(subject, def.name, sdk::to_json(args.json()), *result, context.limitations);
   }
@@ -117,7 +119,8 @@ absl::Status init(sdk::plugin& plugin) {
 
   if (auto s = plugin.permission_kind(kReadKind, "Read the open file", TOOLHOST_PERMISSION_ALLOW); !s.ok()) return s;
   if (auto s = plugin.instructions(kInstructions); !s.ok()) return s;
-  for (auto group : {as::session_tools, as::listing_tools, as::procedure_tools, as::address_tools, as::workflow_tools}) {
+  for (auto group :
+       {as::session_tools, as::listing_tools, as::procedure_tools, as::address_tools, as::workflow_tools}) {
     for (as::tool_def& def : group()) {
       auto shared = std::make_shared<as::tool_def>(std::move(def));
       plugin.keep(shared);
@@ -127,7 +130,8 @@ absl::Status init(sdk::plugin& plugin) {
                    .description(d->description)
                    .input_schema(d->input_schema)
                    .output_schema(as::schema::envelope(d->result_schema, d->evidence))
-                   .annotations(R"({"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false})")
+                   .annotations(
+                       R"({"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false})")
                    .permission(kReadKind)
                    .concurrent()
                    .handler([state, d](const sdk::args& a, sdk::call& c) { return answer(*state, *d, a, c); });
@@ -140,14 +144,16 @@ absl::Status init(sdk::plugin& plugin) {
   evidence.is_template = true;
   evidence.name = "evidence";
   evidence.title = "Evidence record";
-  evidence.description = "The full record of one answer (REA's Evidence v2): the binary's SHA-256, the tool, its "
-                         "arguments and its result. Kept while this server runs, newest first, within evidence_mb.";
+  evidence.description =
+      "The full record of one answer (REA's Evidence v2): the binary's SHA-256, the tool, its "
+      "arguments and its result. Kept while this server runs, newest first, within evidence_mb.";
   evidence.mime_type = "application/json";
   evidence.read = [state](std::string_view uri, sdk::call&) -> absl::StatusOr<std::string> {
     const std::string_view id = uri.substr(std::min(uri.size(), std::string_view(kEvidenceScheme).size()));
     auto text = state->evidence.read(id);
     if (!text) {
-      return absl::NotFoundError(std::string(uri) + " is not held here: evidence records last as long as this server "
+      return absl::NotFoundError(std::string(uri) +
+                                 " is not held here: evidence records last as long as this server "
                                  "process, and the oldest go when evidence_mb is full.");
     }
     return sdk::resource_text(uri, "application/json", *text);
@@ -157,5 +163,5 @@ absl::Status init(sdk::plugin& plugin) {
 
 }  // namespace
 
-TOOLHOST_PLUGIN("analysis", "1.0.0", "REA's read-only analysis tools, native: ELF and PE x86/x86-64 functions, references, strings",
-                init)
+TOOLHOST_PLUGIN("analysis", "1.0.0",
+                "REA's read-only analysis tools, native: ELF and PE x86/x86-64 functions, references, strings", init)

@@ -113,8 +113,9 @@ std::string bounded(const std::string& item) {
 }
 
 std::string classification() {
-  return nullable(object({{"external", flag()}, {"thunk", flag()}, {"thunk_target", nullable(text())}, {"provenance", text()}},
-                         {"external", "thunk", "thunk_target", "provenance"}));
+  return nullable(
+      object({{"external", flag()}, {"thunk", flag()}, {"thunk_target", nullable(text())}, {"provenance", text()}},
+             {"external", "thunk", "thunk_target", "provenance"}));
 }
 
 std::string identity() {
@@ -123,25 +124,25 @@ std::string identity() {
 }
 
 std::string reference_edge() {
-  const std::string available = object({{"available", constant("true")},
-                                         {"provenance", text()},
-                                         {"type", text()},
-                                         {"flow", flag()},
-                                         {"call", flag()},
-                                         {"jump", flag()},
-                                         {"data", flag()},
-                                         {"read", flag()},
-                                         {"write", flag()},
-                                         {"indirect", flag()},
-                                         {"computed", flag()},
-                                         {"conditional", flag()},
-                                         {"terminal", flag()},
-                                         {"primary", flag()},
-                                         {"operand_index", R"({"type":"integer"})"},
-                                         {"external", flag()}},
-                                        {"available", "provenance", "type", "flow", "call", "jump", "data", "read",
-                                         "write", "indirect", "computed", "conditional", "terminal", "primary",
-                                         "operand_index", "external"});
+  const std::string available =
+      object({{"available", constant("true")},
+              {"provenance", text()},
+              {"type", text()},
+              {"flow", flag()},
+              {"call", flag()},
+              {"jump", flag()},
+              {"data", flag()},
+              {"read", flag()},
+              {"write", flag()},
+              {"indirect", flag()},
+              {"computed", flag()},
+              {"conditional", flag()},
+              {"terminal", flag()},
+              {"primary", flag()},
+              {"operand_index", R"({"type":"integer"})"},
+              {"external", flag()}},
+             {"available", "provenance", "type", "flow", "call", "jump", "data", "read", "write", "indirect",
+              "computed", "conditional", "terminal", "primary", "operand_index", "external"});
   return object({{"source_address", text()},
                  {"target_address", text()},
                  {"source_procedure", nullable(identity())},

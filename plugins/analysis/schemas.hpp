@@ -39,10 +39,10 @@ std::string limit_argument(int64_t fallback, int64_t high);
 std::string page(const std::string& item);     // {items, offset, limit, total, next_offset, has_more}
 std::string bounded(const std::string& item);  // {items, total, returned, truncated, next_offset}
 std::string classification();
-std::string identity();                        // {address, name, classification}
+std::string identity();  // {address, name, classification}
 std::string reference_edge();
-std::string containing();                      // resolve_containing_procedure's answer
-std::string address_list();                    // string[]
+std::string containing();    // resolve_containing_procedure's answer
+std::string address_list();  // string[]
 
 // The whole answer: {result, evidence_id, evidence_uri} or, for session tools, {result}.
 std::string envelope(const std::string& result, bool with_evidence);

@@ -43,7 +43,8 @@ absl::StatusOr<std::shared_ptr<const an::program_analysis>> tool_context::analys
                            [this](const progress_report& r) { call.progress(r.done, r.total, r.message); });
 }
 
-absl::StatusOr<int64_t> tool_context::integer(std::string_view name, int64_t fallback, int64_t low, int64_t high) const {
+absl::StatusOr<int64_t> tool_context::integer(std::string_view name, int64_t fallback, int64_t low,
+                                              int64_t high) const {
   const rapidjson::Value* v = args.get(name);
   if (v == nullptr) return fallback;
   if (!v->IsInt64() || v->GetInt64() < low || v->GetInt64() > high) {
@@ -56,18 +57,21 @@ absl::StatusOr<int64_t> tool_context::integer(std::string_view name, int64_t fal
 absl::StatusOr<uint64_t> tool_context::address(std::string_view name) const {
   const rapidjson::Value* v = args.get(name);
   if (v == nullptr || !v->IsString()) {
-    return absl::InvalidArgumentError("Give " + std::string(name) +
-                                      " as a hexadecimal address, like 0x401136: this server has no cursor to default to.");
+    return absl::InvalidArgumentError(
+        "Give " + std::string(name) +
+        " as a hexadecimal address, like 0x401136: this server has no cursor to default to.");
   }
   auto a = an::parse_hex_address(sdk::as_view(*v));
   if (!a) {
-    return absl::InvalidArgumentError(quoted(sdk::as_view(*v)) + " is not an address: write it in hexadecimal, like 0x401136.");
+    return absl::InvalidArgumentError(quoted(sdk::as_view(*v)) +
+                                      " is not an address: write it in hexadecimal, like 0x401136.");
   }
   return *a;
 }
 
 absl::StatusOr<const an::function*> resolve_procedure(const an::program_analysis& a, std::string_view text) {
-  if (text.empty()) return absl::InvalidArgumentError("Name the procedure, or give an address inside it like 0x401136.");
+  if (text.empty())
+    return absl::InvalidArgumentError("Name the procedure, or give an address inside it like 0x401136.");
   const auto& functions = a.functions();
   const bool prefixed = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
   if (!prefixed) {
@@ -76,10 +80,11 @@ absl::StatusOr<const an::function*> resolve_procedure(const an::program_analysis
     if (named.size() > 1) {
       // Local functions in different files may share a name: an address says which one.
       std::string at;
-      for (size_t i = 0; i < named.size() && i < 8; ++i) at += (i == 0 ? "" : ", ") + an::hex_address(named[i]->address);
+      for (size_t i = 0; i < named.size() && i < 8; ++i)
+        at += (i == 0 ? "" : ", ") + an::hex_address(named[i]->address);
       if (named.size() > 8) at += ", ...";
-      return absl::InvalidArgumentError(std::to_string(named.size()) + " procedures are named " + quoted(text) + " (at " +
-                                        at + "); give the address of the one you mean.");
+      return absl::InvalidArgumentError(std::to_string(named.size()) + " procedures are named " + quoted(text) +
+                                        " (at " + at + "); give the address of the one you mean.");
     }
     // An alias: another symbol at a function's start (a weak or versioned name).
     if (const an::name_entry* n = a.find_name(text)) {
@@ -132,8 +137,10 @@ void write_identity(json_writer& w, const an::function& f) {
 }
 
 void write_identity_or_null(json_writer& w, const an::function* f) {
-  if (f != nullptr) write_identity(w, *f);
-  else w.Null();
+  if (f != nullptr)
+    write_identity(w, *f);
+  else
+    w.Null();
 }
 
 void write_reference_edge(json_writer& w, const an::program_analysis& a, const disasm::code_reference& r) {

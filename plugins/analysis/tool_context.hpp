@@ -35,8 +35,8 @@ class tool_context {
   server_state& state;
   const sdk::args& args;
   sdk::call& call;
-  std::shared_ptr<document> used;        // the document the answer is about (its evidence subject)
-  std::vector<std::string> limitations;  // recorded with the evidence (and told in the answer's text
+  std::shared_ptr<document> used;         // the document the answer is about (its evidence subject)
+  std::vector<std::string> limitations;   // recorded with the evidence (and told in the answer's text
   bool result_lists_limitations = false;  // ... unless the result lists them itself)
 
   // The document the `document` argument names, or the one opened last.

@@ -22,8 +22,9 @@ struct tool_def {
   std::function<absl::StatusOr<std::string>(tool_context&)> run;  // the result as JSON text
 };
 
-std::vector<tool_def> session_tools();    // open_binary, list_documents
-std::vector<tool_def> listing_tools();    // binary_overview, list_segments, list_procedures, list_names, list_strings, search_*
+std::vector<tool_def> session_tools();  // open_binary, list_documents
+std::vector<tool_def>
+listing_tools();  // binary_overview, list_segments, list_procedures, list_names, list_strings, search_*
 std::vector<tool_def> procedure_tools();  // procedure_*, read_function_instructions, resolve_containing_procedure
 std::vector<tool_def> address_tools();    // xrefs, address_name, read_bytes, address_to_file_offset
 std::vector<tool_def> workflow_tools();   // analyze_function, get_call_graph, find_xrefs_to_name, find_code_for_string

@@ -95,9 +95,10 @@ absl::StatusOr<std::string> address_to_file_offset(tool_context& c) {
   auto offset = img.file_offset(*address);
   if (!offset) {
     const bool mapped = img.section_at(*address) != nullptr;
-    return absl::NotFoundError(an::hex_address(*address) + (mapped ? " has no bytes in the file (it is zero-filled memory "
-                                                                     "such as .bss)."
-                                                                   : " is not in any segment of " + (*doc)->name + "."));
+    return absl::NotFoundError(an::hex_address(*address) + (mapped
+                                                                ? " has no bytes in the file (it is zero-filled memory "
+                                                                  "such as .bss)."
+                                                                : " is not in any segment of " + (*doc)->name + "."));
   }
   json_text t;
   json_writer& w = t.w();

@@ -57,7 +57,10 @@ absl::StatusOr<std::string> procedure_info(tool_context& c) {
   key(w, "basicblock_count");
   w.Uint64(body.blocks.size());
   key(w, "signature");
-  if (auto s = signature_of(f)) put_text(w, *s); else w.Null();
+  if (auto s = signature_of(f))
+    put_text(w, *s);
+  else
+    w.Null();
   key(w, "locals");
   w.StartArray();
   w.EndArray();
@@ -81,7 +84,8 @@ absl::StatusOr<std::string> procedure_assembly(tool_context& c) {
     if (!text.empty()) text += '\n';
     text += instruction_line(*p->analysis, insn);
     if (text.size() > kMaxAssemblyBytes) {
-      return absl::OutOfRangeError("The assembly of " + p->function->name + " is more than 1 MiB of text; read it a "
+      return absl::OutOfRangeError("The assembly of " + p->function->name +
+                                   " is more than 1 MiB of text; read it a "
                                    "page at a time with read_function_instructions.");
     }
   }
@@ -209,19 +213,21 @@ std::vector<tool_def> procedure_tools() {
                  "The entry address of a procedure named by symbol or FUN_ name, or of the procedure that contains an "
                  "address.",
                  procedure_only, text(), true, procedure_address});
-  out.push_back({"procedure_info", "Procedure Info",
-                 "A procedure's name, entry, length in bytes, basic block count, signature (the demangled C++ name when "
-                 "the symbol is mangled; else null) and whether it is an import thunk.",
-                 procedure_only,
-                 object({{"name", text()},
-                         {"entrypoint", text()},
-                         {"length", integer()},
-                         {"basicblock_count", integer()},
-                         {"signature", nullable(text())},
-                         {"locals", array(object({{"description", text()}, {"provenance", text()}}, {"description", "provenance"}))},
-                         {"classification", classification()}},
-                        {"name", "entrypoint", "basicblock_count", "length", "signature", "locals", "classification"}),
-                 true, procedure_info});
+  out.push_back(
+      {"procedure_info", "Procedure Info",
+       "A procedure's name, entry, length in bytes, basic block count, signature (the demangled C++ name when "
+       "the symbol is mangled; else null) and whether it is an import thunk.",
+       procedure_only,
+       object(
+           {{"name", text()},
+            {"entrypoint", text()},
+            {"length", integer()},
+            {"basicblock_count", integer()},
+            {"signature", nullable(text())},
+            {"locals", array(object({{"description", text()}, {"provenance", text()}}, {"description", "provenance"}))},
+            {"classification", classification()}},
+           {"name", "entrypoint", "basicblock_count", "length", "signature", "locals", "classification"}),
+       true, procedure_info});
   out.push_back({"procedure_assembly", "Procedure Assembly",
                  "The whole procedure as assembly, one instruction a line (\"0x401136: call 0x401030 <puts>\"). Past "
                  "100,000 instructions or 1 MiB it refuses: use read_function_instructions, which pages.",
@@ -230,24 +236,25 @@ std::vector<tool_def> procedure_tools() {
                  "Always null here: this server has no decompiler (the answer says so). Use procedure_assembly or "
                  "analyze_function.",
                  procedure_only, nullable(text()), true, procedure_pseudo_code});
-  out.push_back({"read_function_instructions", "Read Function Instructions",
-                 "A page of a procedure's instructions (default 64, at most 500; follow next_offset), decoded from its "
-                 "own bytes only: the fast way to look at code.",
-                 object({{"procedure", procedure_argument()},
-                         {"offset", ranged(0, 100000, 0, "Index of the first instruction")},
-                         {"limit", limit_argument(64, 500)},
-                         {"document", document_argument()}},
-                        {"procedure"}, false),
-                 object({{"procedure", identity()},
-                         {"instructions", bounded(text())},
-                         {"instructions_scanned", integer()},
-                         {"instruction_scan_truncated", flag()},
-                         {"limitations", array(text())}},
-                        {"procedure", "instructions", "instructions_scanned", "instruction_scan_truncated", "limitations"}),
-                 true, read_function_instructions});
+  out.push_back(
+      {"read_function_instructions", "Read Function Instructions",
+       "A page of a procedure's instructions (default 64, at most 500; follow next_offset), decoded from its "
+       "own bytes only: the fast way to look at code.",
+       object({{"procedure", procedure_argument()},
+               {"offset", ranged(0, 100000, 0, "Index of the first instruction")},
+               {"limit", limit_argument(64, 500)},
+               {"document", document_argument()}},
+              {"procedure"}, false),
+       object({{"procedure", identity()},
+               {"instructions", bounded(text())},
+               {"instructions_scanned", integer()},
+               {"instruction_scan_truncated", flag()},
+               {"limitations", array(text())}},
+              {"procedure", "instructions", "instructions_scanned", "instruction_scan_truncated", "limitations"}),
+       true, read_function_instructions});
   out.push_back({"procedure_callers", "Procedure Callers",
-                 "The entry addresses of the procedures that call this one directly.", procedure_only, address_list(), true,
-                 procedure_callers});
+                 "The entry addresses of the procedures that call this one directly.", procedure_only, address_list(),
+                 true, procedure_callers});
   out.push_back({"procedure_callees", "Procedure Callees",
                  "The entry addresses of the procedures this one calls directly (calls through registers or unresolved "
                  "pointers are not known).",
@@ -269,11 +276,12 @@ std::vector<tool_def> procedure_tools() {
                          {"instruction_scan_truncated", flag()}},
                         {"procedure", "direction", "references", "instructions_scanned", "instruction_scan_truncated"}),
                  true, procedure_references});
-  out.push_back({"resolve_containing_procedure", "Resolve Containing Procedure",
-                 "The procedure an address (any instruction inside it) belongs to, or why there is none: the address is "
-                 "outside every segment, or in no procedure.",
-                 object({{"address", address_argument()}, {"document", document_argument()}}, {"address"}, false),
-                 containing(), true, resolve_containing_procedure});
+  out.push_back(
+      {"resolve_containing_procedure", "Resolve Containing Procedure",
+       "The procedure an address (any instruction inside it) belongs to, or why there is none: the address is "
+       "outside every segment, or in no procedure.",
+       object({{"address", address_argument()}, {"document", document_argument()}}, {"address"}, false), containing(),
+       true, resolve_containing_procedure});
   return out;
 }
 

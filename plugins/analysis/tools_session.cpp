@@ -47,7 +47,10 @@ absl::StatusOr<std::string> open_binary(tool_context& c) {
   key(w, "kind");
   put(w, "executable");
   key(w, "architecture");
-  if (auto arch = architecture_of(img)) put(w, *arch); else w.Null();
+  if (auto arch = architecture_of(img))
+    put(w, *arch);
+  else
+    w.Null();
   key(w, "loaderArgs");
   w.StartArray();
   w.EndArray();
@@ -84,9 +87,10 @@ std::vector<tool_def> session_tools() {
                          {"loaderArgs", array(text())}},
                         {"path", "sha256", "format", "kind", "architecture", "loaderArgs"}),
                  false, open_binary});
-  out.push_back({"list_documents", "List Documents",
-                 "The names of the binaries open here, opened longest ago first; pass one as `document` to other tools.",
-                 object({}, {}, false), array(text()), true, list_documents});
+  out.push_back(
+      {"list_documents", "List Documents",
+       "The names of the binaries open here, opened longest ago first; pass one as `document` to other tools.",
+       object({}, {}, false), array(text()), true, list_documents});
   return out;
 }
 

@@ -86,7 +86,10 @@ absl::StatusOr<std::string> analyze_function(tool_context& c) {
   w.StartObject();
   write_identity_fields(w, f);
   key(w, "signature");
-  if (auto s = signature_of(f)) put_text(w, *s); else w.Null();
+  if (auto s = signature_of(f))
+    put_text(w, *s);
+  else
+    w.Null();
   key(w, "locals");
   w.StartArray();
   w.EndArray();
@@ -207,7 +210,8 @@ absl::StatusOr<std::string> get_call_graph(tool_context& c) {
   auto start = c.address();
   if (!start.ok()) return start.status();
   const std::string direction = c.args.string("direction", "forward");
-  if (direction != "forward" && direction != "backward") return absl::InvalidArgumentError("direction must be forward or backward.");
+  if (direction != "forward" && direction != "backward")
+    return absl::InvalidArgumentError("direction must be forward or backward.");
   auto depth = c.integer("depth", 2, 1, 5);
   if (!depth.ok()) return depth.status();
   auto a = c.analysis();
@@ -256,10 +260,11 @@ absl::StatusOr<std::string> get_call_graph(tool_context& c) {
       if (!seen.insert(r).second) continue;
       queue.push_back({r, n.level + 1});
       if (queue.size() > kMaxGraphNodes) {
-        return absl::OutOfRangeError("The call graph " + std::string(forward ? "from " : "into ") +
-                                     an::hex_address(*start) + " reaches more than " + std::to_string(kMaxGraphNodes) +
-                                     " procedures within depth " + std::to_string(*depth) +
-                                     "; ask for a smaller depth, or walk it with procedure_callees and procedure_callers.");
+        return absl::OutOfRangeError(
+            "The call graph " + std::string(forward ? "from " : "into ") + an::hex_address(*start) +
+            " reaches more than " + std::to_string(kMaxGraphNodes) + " procedures within depth " +
+            std::to_string(*depth) +
+            "; ask for a smaller depth, or walk it with procedure_callees and procedure_callers.");
       }
     }
   }
@@ -290,7 +295,8 @@ absl::StatusOr<std::string> find_xrefs_to_name(tool_context& c) {
   if (sources.size() > kMaxAddressList) {
     return absl::OutOfRangeError(name + " (" + an::hex_address(n->address) + ") is referenced from " +
                                  std::to_string(sources.size()) + " places, more than the " +
-                                 std::to_string(kMaxAddressList) + " one answer holds; page through them with "
+                                 std::to_string(kMaxAddressList) +
+                                 " one answer holds; page through them with "
                                  "procedure_references (direction incoming).");
   }
   key(w, "status");
@@ -424,8 +430,8 @@ absl::StatusOr<std::string> find_code_for_string(tool_context& c) {
 std::vector<tool_def> workflow_tools() {
   using namespace schema;
   const std::string bounded_identity = bounded(identity());
-  const std::string referenced =
-      bounded(object({{"address", text()}, {"value", text()}, {"source_address", text()}}, {"address", "value", "source_address"}));
+  const std::string referenced = bounded(object({{"address", text()}, {"value", text()}, {"source_address", text()}},
+                                                {"address", "value", "source_address"}));
   const std::string offsets = object({{"basic_blocks", integer()},
                                       {"callees", integer()},
                                       {"callers", integer()},
@@ -462,12 +468,13 @@ std::vector<tool_def> workflow_tools() {
                                      {"classification", classification()},
                                      {"signature", nullable(text())},
                                      {"locals", array(object({{"description", text()}, {"provenance", text()}},
-                                                            {"description", "provenance"}))}},
+                                                             {"description", "provenance"}))}},
                                     {"address", "name", "classification", "signature", "locals"})},
                {"pseudocode", pseudocode},
                {"assembly", bounded(text())},
-               {"comments", bounded(object({{"address", text()}, {"kind", enumeration({"comment", "inline"})}, {"text", text()}},
-                                           {"address", "kind", "text"}))},
+               {"comments",
+                bounded(object({{"address", text()}, {"kind", enumeration({"comment", "inline"})}, {"text", text()}},
+                               {"address", "kind", "text"}))},
                {"callers", bounded_identity},
                {"callees", bounded_identity},
                {"incoming_references", bounded(reference_edge())},
@@ -490,20 +497,21 @@ std::vector<tool_def> workflow_tools() {
                                     {"remediation", object({{"action", text()}, {"restart_required", flag()}},
                                                            {"action", "restart_required"}, false)}},
                                    {"code", "category", "message", "retryable", "remediation"}, false);
-  out.push_back({"get_call_graph", "Get Call Graph",
-                 "The procedures reachable from one by direct calls (forward) or that reach it (backward), level by "
-                 "level up to `depth` (at most 5): each level's key is its depth, each node lists its calls.",
-                 object({{"address", text("The procedure's hexadecimal address")},
-                         {"direction", enumeration({"forward", "backward"}, "forward (callees, default) or backward (callers)")},
-                         {"depth", ranged(1, 5, 2, "How many levels")}},
-                        {"address"}),
-                 R"({"type":"object","additionalProperties":{"type":"array","items":)" +
-                     one_of({object({{"address", text()}, {"status", constant(R"("ok")")}, {"calls", array(text())}},
-                                    {"address", "status", "calls"}),
-                             object({{"address", text()}, {"status", constant(R"("error")")}, {"error", error}},
-                                    {"address", "status", "error"})}) +
-                     "}}",
-                 true, get_call_graph});
+  out.push_back(
+      {"get_call_graph", "Get Call Graph",
+       "The procedures reachable from one by direct calls (forward) or that reach it (backward), level by "
+       "level up to `depth` (at most 5): each level's key is its depth, each node lists its calls.",
+       object({{"address", text("The procedure's hexadecimal address")},
+               {"direction", enumeration({"forward", "backward"}, "forward (callees, default) or backward (callers)")},
+               {"depth", ranged(1, 5, 2, "How many levels")}},
+              {"address"}),
+       R"({"type":"object","additionalProperties":{"type":"array","items":)" +
+           one_of({object({{"address", text()}, {"status", constant(R"("ok")")}, {"calls", array(text())}},
+                          {"address", "status", "calls"}),
+                   object({{"address", text()}, {"status", constant(R"("error")")}, {"error", error}},
+                          {"address", "status", "error"})}) +
+           "}}",
+       true, get_call_graph});
   out.push_back({"find_xrefs_to_name", "Find Xrefs To Name",
                  "The address of an exact name (the lowest, when several places share it) and the instructions that "
                  "refer to it; status unresolved with reason name_not_found when nothing has that name.",
@@ -518,29 +526,31 @@ std::vector<tool_def> workflow_tools() {
                                  {"reason", constant(R"("name_not_found")")}},
                                 {"status", "name", "reason"})}),
                  true, find_xrefs_to_name});
-  out.push_back({"find_code_for_string", "Find Code For String",
-                 "The strings that contain `query`, the instructions that refer to each, and the procedure each of "
-                 "those is in, within an operation budget; what the budget or limit cut is listed in residual_unknowns.",
-                 object({{"query", text("Text the string contains")},
-                         {"case_sensitive", flag("Match case (default false)")},
-                         {"limit", ranged(1, 100, 20, "How many matches and references at most")},
-                         {"max_operations", ranged(1, 100, 20, "The operation budget")}},
-                        {"query"}),
-                 object({{"query", text()},
-                         {"search_mode", constant(R"("literal")")},
-                         {"operations_used", integer()},
-                         {"operation_budget", integer()},
-                         {"matches", array(object({{"type", enumeration({"string", "procedure"})}, {"address", text()}, {"value", text()}},
-                                                  {"type", "address", "value"}))},
-                         {"references", array(object({{"target_address", text()},
-                                                      {"source_address", text()},
-                                                      {"containing_procedure", containing()}},
-                                                     {"target_address", "source_address", "containing_procedure"}))},
-                         {"truncated", flag()},
-                         {"residual_unknowns", array(text())}},
-                        {"query", "search_mode", "operations_used", "operation_budget", "matches", "references", "truncated",
-                         "residual_unknowns"}),
-                 true, find_code_for_string});
+  out.push_back(
+      {"find_code_for_string", "Find Code For String",
+       "The strings that contain `query`, the instructions that refer to each, and the procedure each of "
+       "those is in, within an operation budget; what the budget or limit cut is listed in residual_unknowns.",
+       object({{"query", text("Text the string contains")},
+               {"case_sensitive", flag("Match case (default false)")},
+               {"limit", ranged(1, 100, 20, "How many matches and references at most")},
+               {"max_operations", ranged(1, 100, 20, "The operation budget")}},
+              {"query"}),
+       object({{"query", text()},
+               {"search_mode", constant(R"("literal")")},
+               {"operations_used", integer()},
+               {"operation_budget", integer()},
+               {"matches",
+                array(object({{"type", enumeration({"string", "procedure"})}, {"address", text()}, {"value", text()}},
+                             {"type", "address", "value"}))},
+               {"references",
+                array(object(
+                    {{"target_address", text()}, {"source_address", text()}, {"containing_procedure", containing()}},
+                    {"target_address", "source_address", "containing_procedure"}))},
+               {"truncated", flag()},
+               {"residual_unknowns", array(text())}},
+              {"query", "search_mode", "operations_used", "operation_budget", "matches", "references", "truncated",
+               "residual_unknowns"}),
+       true, find_code_for_string});
   return out;
 }
 

@@ -23,7 +23,7 @@ namespace toolhost::rea_filter {
 
 // What the proxy needs from the host, as plain functions so tests can stand in for it.
 struct host_hooks {
-  std::function<void(uint32_t lists)> list_changed;                     // TOOLHOST_LIST_* mask
+  std::function<void(uint32_t lists)> list_changed;  // TOOLHOST_LIST_* mask
   std::function<void(const std::string& uri)> resource_updated;
   std::function<void(toolhost_log_level_t, const char* logger, const std::string& data_json)> client_log;
   std::function<void(toolhost_log_level_t, const std::string& message)> host_log;
@@ -52,8 +52,7 @@ class proxy {
   std::string list_prompts();
   std::string instructions();
   // Returns false when the tool is neither the upstream's nor denied.
-  bool call_tool(const toolhost_call_t* call, std::string_view name, std::string_view arguments,
-                 std::string* result);
+  bool call_tool(const toolhost_call_t* call, std::string_view name, std::string_view arguments, std::string* result);
   toolhost_status_t read_resource(const toolhost_call_t* call, std::string_view uri, std::string* result);
   toolhost_status_t get_prompt(const toolhost_call_t* call, std::string_view name, std::string_view arguments,
                                std::string* result);

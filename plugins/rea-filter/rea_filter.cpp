@@ -89,8 +89,8 @@ absl::Status init(sdk::plugin& plugin) {
     return plugin.permission_kind(rf::kReadKind, rf::kReadLabel, TOOLHOST_PERMISSION_ALLOW);
   }
   const char* ida_env = std::getenv(rf::kIdaConfigVariable);
-  auto settings =
-      rf::parse_settings(plugin.settings(), {plugin.server_name(), plugin.config_dir(), ida_env != nullptr ? ida_env : ""});
+  auto settings = rf::parse_settings(plugin.settings(),
+                                     {plugin.server_name(), plugin.config_dir(), ida_env != nullptr ? ida_env : ""});
   if (!settings.ok()) {
     return absl::InvalidArgumentError("rea-filter for server " + plugin.server_name() + ": " +
                                       std::string(settings.status().message()));

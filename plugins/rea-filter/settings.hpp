@@ -53,8 +53,8 @@ struct proxy_settings {
 // What the settings parser needs from its surroundings (the host, the environment).
 struct settings_context {
   std::string server_name;
-  std::string config_dir;         // relative paths in the settings are relative to it
-  std::string ida_config_env;     // the value of REA_IDA_MCP_CONFIG, empty when unset
+  std::string config_dir;      // relative paths in the settings are relative to it
+  std::string ida_config_env;  // the value of REA_IDA_MCP_CONFIG, empty when unset
 };
 
 // Parses the settings object. Errors name the setting and what is wrong with it.
@@ -63,6 +63,6 @@ absl::StatusOr<proxy_settings> parse_settings(const rapidjson::Value& settings, 
 // Reads an MCP client config in the usual {"mcpServers": {NAME: {command, args, env} | {url}}}
 // form and returns the server `wanted` (or the only one when `wanted` is empty).
 absl::StatusOr<toolhost::mcp_client::upstream_spec> read_mcp_servers_config(std::string_view path,
-                                                                           std::string_view wanted);
+                                                                            std::string_view wanted);
 
 }  // namespace toolhost::rea_filter

@@ -68,7 +68,8 @@ bool is_pe(const std::string& path) { return slurp(path).substr(0, 2) == "MZ"; }
 std::vector<readelf_section> sections_of(const std::string& path) {
   std::vector<readelf_section> out;
   if (is_pe(path)) {
-    static const std::regex row(R"(^\s*\d+\s+(\S+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)\s+\S+\s+(.*)$)");
+    static const std::regex row(
+        R"(^\s*\d+\s+(\S+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)\s+\S+\s+(.*)$)");
     for (const std::string& l : lines(run("objdump -h -w " + path))) {
       std::smatch m;
       if (!std::regex_match(l, m, row)) continue;
@@ -80,7 +81,8 @@ std::vector<readelf_section> sections_of(const std::string& path) {
     }
     return out;
   }
-  static const std::regex row(R"(^\s*\[\s*\d+\]\s+(\S+)\s+(\S+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+[0-9a-f]+\s+([A-Za-z]*)\s+\d+\s+\d+\s+\d+\s*$)");
+  static const std::regex row(
+      R"(^\s*\[\s*\d+\]\s+(\S+)\s+(\S+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+[0-9a-f]+\s+([A-Za-z]*)\s+\d+\s+\d+\s+\d+\s*$)");
   for (const std::string& l : lines(run("readelf -SW " + path))) {
     std::smatch m;
     if (std::regex_match(l, m, row)) out.push_back({m[1], m[2], m[6], hex(m[3]), hex(m[4]), hex(m[5])});
@@ -236,7 +238,8 @@ TEST_CASE("every function start the symbol table names is found", "[analysis][fu
     for (uint64_t address : expected) {
       if (a->functions().starting(address) == nullptr) missing.push_back(address);
     }
-    INFO(missing.size() << " of " << expected.size() << " missing, first " << (missing.empty() ? "" : an::hex_address(missing[0])));
+    INFO(missing.size() << " of " << expected.size() << " missing, first "
+                        << (missing.empty() ? "" : an::hex_address(missing[0])));
     CHECK(missing.empty());
   }
 }
@@ -253,7 +256,8 @@ TEST_CASE("call edges equal the direct calls objdump -d shows", "[analysis][xref
     const auto theirs = objdump_calls(s.path);
     calls += theirs.size();
     std::set<std::pair<uint64_t, uint64_t>> only_ours, only_theirs;
-    std::set_difference(ours.begin(), ours.end(), theirs.begin(), theirs.end(), std::inserter(only_ours, only_ours.end()));
+    std::set_difference(ours.begin(), ours.end(), theirs.begin(), theirs.end(),
+                        std::inserter(only_ours, only_ours.end()));
     std::set_difference(theirs.begin(), theirs.end(), ours.begin(), ours.end(),
                         std::inserter(only_theirs, only_theirs.end()));
     INFO("ours " << ours.size() << ", objdump " << theirs.size() << "; only ours:" << describe(only_ours)
@@ -272,7 +276,8 @@ TEST_CASE("every string strings -n 6 finds in the data sections is listed", "[an
     for (const auto& e : a->strings()) (e.encoding == an::string_encoding::utf16le ? wide : narrow).push_back(e);
     std::vector<readelf_section> data;
     for (const auto& sec : sections_of(s.path)) {
-      if (sec.flags.find('A') != std::string::npos && sec.flags.find('X') == std::string::npos && sec.type != "NOBITS") {
+      if (sec.flags.find('A') != std::string::npos && sec.flags.find('X') == std::string::npos &&
+          sec.type != "NOBITS") {
         data.push_back(sec);
       }
     }
@@ -380,7 +385,8 @@ TEST_CASE("PE import thunks carry their import's name, at the slots llvm-readobj
   }
   REQUIRE(slots.size() == 4);
   // objdump -d: every "jmp *...(%rip)  # SLOT" that starts a function the analysis found.
-  static const std::regex thunk(R"(^\s*([0-9a-f]+):\s+(?:[0-9a-f]{2} )+\s*jmp\s+\*0x[0-9a-f]+\(%rip\)\s+# 0x([0-9a-f]+)$)");
+  static const std::regex thunk(
+      R"(^\s*([0-9a-f]+):\s+(?:[0-9a-f]{2} )+\s*jmp\s+\*0x[0-9a-f]+\(%rip\)\s+# 0x([0-9a-f]+)$)");
   size_t named = 0;
   for (const std::string& l : lines(run("objdump -d -w " + path))) {
     std::smatch m;

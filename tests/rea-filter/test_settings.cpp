@@ -65,12 +65,17 @@ TEST_CASE("deny and use_instead build the filter; mistakes are named") {
   REQUIRE(custom_message.ok());
   CHECK(*custom_message->filter.refusal("set_comment") == "Comments go through Eleven.");
 
-  CHECK(message(parse(R"({"command":["x"],"use_instead":{"echo":"say"}})", "custom").status()).find("not in deny") != std::string::npos);
-  CHECK(message(parse(R"({"command":"npx my-server"})", "custom").status()).find("array of strings") != std::string::npos);
-  CHECK(message(parse(R"({"command":["x"],"timeout_ms":0})", "custom").status()).find("timeout_ms") != std::string::npos);
+  CHECK(message(parse(R"({"command":["x"],"use_instead":{"echo":"say"}})", "custom").status()).find("not in deny") !=
+        std::string::npos);
+  CHECK(message(parse(R"({"command":"npx my-server"})", "custom").status()).find("array of strings") !=
+        std::string::npos);
+  CHECK(message(parse(R"({"command":["x"],"timeout_ms":0})", "custom").status()).find("timeout_ms") !=
+        std::string::npos);
   CHECK(message(parse(R"({"comand":["x"]})", "custom").status()).find("'comand'") != std::string::npos);
-  CHECK(message(parse(R"({"command":["x"],"filter":"strict"})", "custom").status()).find("\"strict\"") != std::string::npos);
-  CHECK(message(parse(R"({"command":["x"],"url":"http://h/mcp"})", "custom").status()).find("not both") != std::string::npos);
+  CHECK(message(parse(R"({"command":["x"],"filter":"strict"})", "custom").status()).find("\"strict\"") !=
+        std::string::npos);
+  CHECK(message(parse(R"({"command":["x"],"url":"http://h/mcp"})", "custom").status()).find("not both") !=
+        std::string::npos);
 }
 
 TEST_CASE("the ida server reads the MCP config REA_IDA_MCP_CONFIG names") {
@@ -78,7 +83,8 @@ TEST_CASE("the ida server reads the MCP config REA_IDA_MCP_CONFIG names") {
   REQUIRE_FALSE(missing.ok());
   CHECK(message(missing.status()).find("REA_IDA_MCP_CONFIG") != std::string::npos);
 
-  auto one = temp_file("one.json", R"({"mcpServers":{"ida-pro-mcp":{"command":"uv","args":["run","ida-pro-mcp"],"env":{"IDA":"1"}}}})");
+  auto one = temp_file(
+      "one.json", R"({"mcpServers":{"ida-pro-mcp":{"command":"uv","args":["run","ida-pro-mcp"],"env":{"IDA":"1"}}}})");
   auto s = parse("{}", "ida", one.string());
   REQUIRE(s.ok());
   CHECK(s->upstream.command == std::vector<std::string>{"uv", "run", "ida-pro-mcp"});
@@ -95,6 +101,7 @@ TEST_CASE("the ida server reads the MCP config REA_IDA_MCP_CONFIG names") {
 
   auto bad = temp_file("bad.json", R"({"servers":{}})");
   CHECK(message(parse("{}", "ida", bad.string()).status()).find("mcpServers") != std::string::npos);
-  CHECK(message(parse("{}", "ida", "/nonexistent/ida.json").status()).find("/nonexistent/ida.json") != std::string::npos);
+  CHECK(message(parse("{}", "ida", "/nonexistent/ida.json").status()).find("/nonexistent/ida.json") !=
+        std::string::npos);
   for (const auto& p : {one, two, bad}) std::filesystem::remove(p);
 }

@@ -68,8 +68,10 @@ class cursor {
     return out;
   }
   void skip(uint64_t n) {
-    if (left() < n) fail();
-    else at_ += static_cast<size_t>(n);
+    if (left() < n)
+      fail();
+    else
+      at_ += static_cast<size_t>(n);
   }
   // A pointer in `encoding`; `base` is the address of the field itself (for pc-relative ones).
   std::optional<uint64_t> pointer(uint8_t encoding, uint64_t base, unsigned pointer_size) {
@@ -140,7 +142,10 @@ std::optional<cie> parse_cie(std::span<const uint8_t> bytes, size_t at, uint64_t
   if (version == 4) c.skip(2);  // address size, segment selector size
   c.uleb();                     // code alignment
   c.sleb();                     // data alignment
-  if (version == 1) c.skip(1); else c.uleb();  // return address register
+  if (version == 1)
+    c.skip(1);
+  else
+    c.uleb();  // return address register
   cie out;
   if (!augmentation.empty() && augmentation[0] == 'z') {
     out.has_augmentation_data = true;

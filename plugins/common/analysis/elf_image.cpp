@@ -54,14 +54,17 @@ std::vector<loader_call> loader_calls_of(const elf::elf_file& f) {
         if (tag == DT_FINI) out.push_back({value, "_DT_FINI"});
       }
     }
-    const char* prefix = s.type == SHT_INIT_ARRAY ? "_INIT_" : s.type == SHT_FINI_ARRAY ? "_FINI_"
-                         : s.type == SHT_PREINIT_ARRAY ? "_PREINIT_" : nullptr;
+    const char* prefix = s.type == SHT_INIT_ARRAY      ? "_INIT_"
+                         : s.type == SHT_FINI_ARRAY    ? "_FINI_"
+                         : s.type == SHT_PREINIT_ARRAY ? "_PREINIT_"
+                                                       : nullptr;
     if (prefix == nullptr) continue;
     size_t index = 0;
     for (uint64_t at = 0; at + word <= size; at += word) {
       const uint64_t value = little_endian(data + at, word);
       // 0 and -1 mark the ends of the arrays in some toolchains' output.
-      if (value != 0 && value != (word == 8 ? ~0ULL : 0xffffffffULL)) out.push_back({value, prefix + std::to_string(index++)});
+      if (value != 0 && value != (word == 8 ? ~0ULL : 0xffffffffULL))
+        out.push_back({value, prefix + std::to_string(index++)});
     }
   }
   return out;
@@ -73,7 +76,9 @@ image image_from_elf(std::shared_ptr<const elf::elf_file> file) {
   const elf::elf_file& f = *file;
   image::parts p;
   p.format = file_format::elf;
-  p.arch = f.machine() == EM_X86_64 ? architecture::x86_64 : f.machine() == EM_386 ? architecture::x86 : architecture::other;
+  p.arch = f.machine() == EM_X86_64 ? architecture::x86_64
+           : f.machine() == EM_386  ? architecture::x86
+                                    : architecture::other;
   p.machine = f.machine_name();
   p.kind = kind_of(f);
   p.entry = f.entry();
@@ -116,8 +121,10 @@ image image_from_elf(std::shared_ptr<const elf::elf_file> file) {
       p.unwind_extents = parse_eh_frame({data, static_cast<size_t>(s.size)}, s.address, f.is_64() ? 8 : 4);
     }
   }
-  if (const elf::section* got = f.find_section(".got.plt")) p.got_base = got->address;
-  else if (const elf::section* got2 = f.find_section(".got")) p.got_base = got2->address;
+  if (const elf::section* got = f.find_section(".got.plt"))
+    p.got_base = got->address;
+  else if (const elf::section* got2 = f.find_section(".got"))
+    p.got_base = got2->address;
 
   for (const elf::symbol& s : f.symbols()) {
     symbol out;
@@ -144,8 +151,8 @@ std::optional<std::string> elf_truncation(const elf::elf_file& f) {
   const auto past_end = [size](uint64_t offset, uint64_t length) { return offset > size || size - offset < length; };
   for (const elf::segment& s : f.segments()) {
     if (s.type == PT_LOAD && past_end(s.offset, s.file_size)) {
-      return "a loaded segment ends at byte " + std::to_string(s.offset + s.file_size) + ", past the end of the file (" +
-             std::to_string(size) + " bytes)";
+      return "a loaded segment ends at byte " + std::to_string(s.offset + s.file_size) +
+             ", past the end of the file (" + std::to_string(size) + " bytes)";
     }
   }
   // The section header table, from the ELF header (libelf drops sections it cannot read).
@@ -162,8 +169,8 @@ std::optional<std::string> elf_truncation(const elf::elf_file& f) {
   }
   for (const elf::section& s : f.sections()) {
     if (s.has_file_bytes() && s.size != 0 && past_end(s.offset, s.size)) {
-      return "section " + s.name + " ends at byte " + std::to_string(s.offset + s.size) + ", past the end of the file (" +
-             std::to_string(size) + " bytes)";
+      return "section " + s.name + " ends at byte " + std::to_string(s.offset + s.size) +
+             ", past the end of the file (" + std::to_string(size) + " bytes)";
     }
   }
   return std::nullopt;

@@ -13,7 +13,8 @@ bool is_padding(const disasm::instruction& insn) { return insn.mnemonic == "nop"
 // Control does not go on to the next instruction: jumps, returns and the traps compilers put
 // where execution must not arrive (ud2, hlt, int3). syscall and int N come back.
 bool ends_block(const disasm::instruction& insn) {
-  if (insn.kind == disasm::flow::jump || insn.kind == disasm::flow::conditional_jump || insn.kind == disasm::flow::ret) {
+  if (insn.kind == disasm::flow::jump || insn.kind == disasm::flow::conditional_jump ||
+      insn.kind == disasm::flow::ret) {
     return true;
   }
   return insn.mnemonic == "ud2" || insn.mnemonic == "hlt" || insn.mnemonic == "int3" || insn.mnemonic == "(bad)";

@@ -195,8 +195,8 @@ function_table function_table::discover(const image& img, std::span<const disasm
       // An import thunk nothing calls (lld-link makes one per import): jmp [slot] on its own,
       // after padding, outside any stated function (a leaf function's tail jump through a slot
       // follows code, not padding).
-      if (r.kind == disasm::reference_kind::indirect_jump && img.import_at(r.to) != nullptr && is_plain_code(img, r.from) &&
-          !inside_stated(r.from) && after_padding(img, r.from)) {
+      if (r.kind == disasm::reference_kind::indirect_jump && img.import_at(r.to) != nullptr &&
+          is_plain_code(img, r.from) && !inside_stated(r.from) && after_padding(img, r.from)) {
         d.at(r.from, from_import_stub);
       }
       // A callback: its address is loaded (lea, an immediate) and it sits where functions start.
@@ -242,7 +242,8 @@ function_table function_table::discover(const image& img, std::span<const disasm
       const function* source = t.containing(r.from);
       if (source == nullptr || t.starting(r.to) != nullptr) continue;
       const auto opcode = img.file_bytes(r.from, 1);
-      const bool to_next = !opcode.empty() && ((opcode[0] == 0xe9 && r.to == r.from + 5) || (opcode[0] == 0xeb && r.to == r.from + 2));
+      const bool to_next =
+          !opcode.empty() && ((opcode[0] == 0xe9 && r.to == r.from + 5) || (opcode[0] == 0xeb && r.to == r.from + 2));
       if (source->contains(r.to) && !to_next) continue;
       const function* target = t.containing(r.to);
       if (target != nullptr && target->end_known) continue;
@@ -252,7 +253,8 @@ function_table function_table::discover(const image& img, std::span<const disasm
   return tail_targets.empty() ? t : t.with_starts(img, tail_targets, from_tail_jump);
 }
 
-function_table function_table::with_starts(const image& img, const std::set<uint64_t>& starts, function_source why) const {
+function_table function_table::with_starts(const image& img, const std::set<uint64_t>& starts,
+                                           function_source why) const {
   function_table t;
   std::map<uint64_t, function> merged;
   for (const function& f : functions_) merged.emplace(f.address, f);

@@ -16,8 +16,8 @@ std::string hex(uint64_t v) {
 
 template <class T>
 const T* last_at_or_below(const std::vector<T>& sorted, uint64_t address) {
-  auto it = std::upper_bound(sorted.begin(), sorted.end(), address,
-                             [](uint64_t a, const T& s) { return a < s.address; });
+  auto it =
+      std::upper_bound(sorted.begin(), sorted.end(), address, [](uint64_t a, const T& s) { return a < s.address; });
   return it == sorted.begin() ? nullptr : &*std::prev(it);
 }
 

@@ -24,7 +24,8 @@ std::string machine_name(uint16_t machine) {
 
 uint64_t little_endian(std::string_view b, size_t at, size_t size) {
   uint64_t v = 0;
-  for (size_t i = 0; i < size && at + i < b.size(); ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(b[at + i])) << (8 * i);
+  for (size_t i = 0; i < size && at + i < b.size(); ++i)
+    v |= static_cast<uint64_t>(static_cast<uint8_t>(b[at + i])) << (8 * i);
   return v;
 }
 
@@ -57,8 +58,9 @@ image image_from_pe(std::shared_ptr<const pe::image> file) {
   const pe::headers& h = pe.header();
   image::parts p;
   p.format = file_format::pe;
-  p.arch = h.machine == pe::kMachineAmd64 ? architecture::x86_64 : h.machine == pe::kMachineI386 ? architecture::x86
-                                                                                                 : architecture::other;
+  p.arch = h.machine == pe::kMachineAmd64  ? architecture::x86_64
+           : h.machine == pe::kMachineI386 ? architecture::x86
+                                           : architecture::other;
   p.machine = machine_name(h.machine);
   p.kind = (h.characteristics & kFileDll) != 0 ? "shared-library" : "executable";
   p.image_base = h.image_base;

@@ -39,9 +39,10 @@ std::string_view to_string(analysis_phase p) {
   return "queued";
 }
 
-absl::StatusOr<std::shared_ptr<const program_analysis>> program_analysis::run(image img, const analysis_options& options,
-                                                                               analysis_progress* progress,
-                                                                               const std::atomic<bool>* cancel) {
+absl::StatusOr<std::shared_ptr<const program_analysis>> program_analysis::run(image img,
+                                                                              const analysis_options& options,
+                                                                              analysis_progress* progress,
+                                                                              const std::atomic<bool>* cancel) {
   std::shared_ptr<program_analysis> a(new program_analysis(std::move(img)));
   const auto set_phase = [progress](analysis_phase p) {
     if (progress != nullptr) progress->phase = p;

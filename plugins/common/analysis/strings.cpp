@@ -13,14 +13,22 @@ size_t utf8_sequence(std::span<const uint8_t> b) {
   const uint8_t lead = b[0];
   size_t n = 0;
   uint8_t low = 0x80, high = 0xbf;  // the second byte's range, narrowed against overlong forms
-  if (lead >= 0xc2 && lead <= 0xdf) n = 2;
-  else if (lead == 0xe0) n = 3, low = 0xa0;
-  else if (lead == 0xed) n = 3, high = 0x9f;  // no surrogates
-  else if (lead >= 0xe1 && lead <= 0xef) n = 3;
-  else if (lead == 0xf0) n = 4, low = 0x90;
-  else if (lead >= 0xf1 && lead <= 0xf3) n = 4;
-  else if (lead == 0xf4) n = 4, high = 0x8f;
-  else return 0;
+  if (lead >= 0xc2 && lead <= 0xdf)
+    n = 2;
+  else if (lead == 0xe0)
+    n = 3, low = 0xa0;
+  else if (lead == 0xed)
+    n = 3, high = 0x9f;  // no surrogates
+  else if (lead >= 0xe1 && lead <= 0xef)
+    n = 3;
+  else if (lead == 0xf0)
+    n = 4, low = 0x90;
+  else if (lead >= 0xf1 && lead <= 0xf3)
+    n = 4;
+  else if (lead == 0xf4)
+    n = 4, high = 0x8f;
+  else
+    return 0;
   if (b.size() < n || b[1] < low || b[1] > high) return 0;
   for (size_t i = 2; i < n; ++i) {
     if (b[i] < 0x80 || b[i] > 0xbf) return 0;
@@ -128,7 +136,8 @@ std::string_view to_string(string_encoding e) {
   return "US-ASCII";
 }
 
-void find_strings_in(std::span<const uint8_t> bytes, uint64_t address, size_t min_chars, std::vector<string_entry>& out) {
+void find_strings_in(std::span<const uint8_t> bytes, uint64_t address, size_t min_chars,
+                     std::vector<string_entry>& out) {
   if (min_chars == 0) min_chars = 1;
   find_narrow(bytes, address, min_chars, out);
   find_wide(bytes, address, min_chars, out);

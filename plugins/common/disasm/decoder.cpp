@@ -78,8 +78,8 @@ absl::StatusOr<instruction> decoder::decode(uint64_t address, std::span<const ui
   }
   if (!style_.uppercase_hex) ZydisFormatterSetProperty(&fmt, ZYDIS_FORMATTER_PROP_HEX_UPPERCASE, ZYAN_FALSE);
   char text[256];
-  if (ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&fmt, &insn, ops, insn.operand_count_visible, text,
-                                                   sizeof text, address, ZYAN_NULL))) {
+  if (ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&fmt, &insn, ops, insn.operand_count_visible, text, sizeof text,
+                                                   address, ZYAN_NULL))) {
     out.text = text;
   } else {
     out.text = out.mnemonic;
@@ -111,8 +111,7 @@ absl::StatusOr<instruction> decoder::decode(uint64_t address, std::span<const ui
   return out;
 }
 
-std::vector<instruction> decoder::decode_all(uint64_t address, std::span<const uint8_t> bytes,
-                                             size_t max_count) const {
+std::vector<instruction> decoder::decode_all(uint64_t address, std::span<const uint8_t> bytes, size_t max_count) const {
   std::vector<instruction> out;
   size_t at = 0;
   while (at < bytes.size() && out.size() < max_count) {

@@ -101,7 +101,8 @@ void operand_references(const ZydisDecoder& decoder, std::span<const uint8_t> by
 }  // namespace
 
 reference_scanner::reference_scanner(mode m, std::vector<address_range> mapped) : mode_(m), mapped_(std::move(mapped)) {
-  std::sort(mapped_.begin(), mapped_.end(), [](const address_range& a, const address_range& b) { return a.start < b.start; });
+  std::sort(mapped_.begin(), mapped_.end(),
+            [](const address_range& a, const address_range& b) { return a.start < b.start; });
 }
 
 bool reference_scanner::is_mapped(uint64_t address) const noexcept {
@@ -157,8 +158,8 @@ scan_stats reference_scanner::scan(uint64_t address, std::span<const uint8_t> by
     ++stats.instructions;
     const uint64_t next = ip + insn.length;
     const ZydisInstructionCategory category = insn.meta.category;
-    const bool branch = category == ZYDIS_CATEGORY_CALL || category == ZYDIS_CATEGORY_UNCOND_BR ||
-                        category == ZYDIS_CATEGORY_COND_BR;
+    const bool branch =
+        category == ZYDIS_CATEGORY_CALL || category == ZYDIS_CATEGORY_UNCOND_BR || category == ZYDIS_CATEGORY_COND_BR;
     if (branch && insn.raw.imm[0].is_relative) {
       const uint64_t to = (next + static_cast<uint64_t>(insn.raw.imm[0].value.s)) & mask;
       const reference_kind kind = category == ZYDIS_CATEGORY_CALL        ? reference_kind::call

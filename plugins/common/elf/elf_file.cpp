@@ -246,8 +246,8 @@ const symbol* elf_file::function_at(uint64_t addr) const noexcept {
 
 const symbol* elf_file::symbol_near(uint64_t addr) const noexcept {
   auto pick = [addr](const std::vector<symbol>& list) -> const symbol* {
-    auto it = std::upper_bound(list.begin(), list.end(), addr,
-                               [](uint64_t a, const symbol& s) { return a < s.address; });
+    auto it =
+        std::upper_bound(list.begin(), list.end(), addr, [](uint64_t a, const symbol& s) { return a < s.address; });
     return it == list.begin() ? nullptr : &*std::prev(it);
   };
   if (const symbol* f = pick(functions_)) return f;

@@ -36,13 +36,12 @@ bool contains(std::span<const std::string_view> values, std::string_view v) {
 }
 
 constexpr std::array<std::string_view, 44> kKeywords = {
-    "auto",     "break",    "case",     "char",      "const",        "continue",  "default",
-    "do",       "double",   "else",     "enum",      "extern",       "float",     "for",
-    "goto",     "if",       "inline",   "int",       "long",         "register",  "restrict",
-    "return",   "short",    "signed",   "sizeof",    "static",       "struct",    "switch",
-    "typedef",  "union",    "unsigned", "void",      "volatile",     "while",     "_Alignas",
-    "_Alignof", "_Atomic",  "_Bool",    "_Complex",  "_Generic",     "_Imaginary", "_Noreturn",
-    "_Static_assert", "_Thread_local"};
+    "auto",       "break",     "case",           "char",         "const",    "continue", "default",  "do",
+    "double",     "else",      "enum",           "extern",       "float",    "for",      "goto",     "if",
+    "inline",     "int",       "long",           "register",     "restrict", "return",   "short",    "signed",
+    "sizeof",     "static",    "struct",         "switch",       "typedef",  "union",    "unsigned", "void",
+    "volatile",   "while",     "_Alignas",       "_Alignof",     "_Atomic",  "_Bool",    "_Complex", "_Generic",
+    "_Imaginary", "_Noreturn", "_Static_assert", "_Thread_local"};
 
 }  // namespace
 
@@ -90,16 +89,18 @@ bool is_c_identifier(std::string_view name) {
 
 absl::Status check_new_name(std::string_view name) {
   if (is_c_identifier(name)) return absl::OkStatus();
-  if (name.empty()) return absl::InvalidArgumentError("The new name is empty: give a C identifier, like check_license_key.");
+  if (name.empty())
+    return absl::InvalidArgumentError("The new name is empty: give a C identifier, like check_license_key.");
   if (std::find(kKeywords.begin(), kKeywords.end(), name) != kKeywords.end()) {
-    return absl::InvalidArgumentError(shown(name) + " is a C keyword, not a name: give a C identifier, like check_license_key.");
+    return absl::InvalidArgumentError(shown(name) +
+                                      " is a C keyword, not a name: give a C identifier, like check_license_key.");
   }
   if (name.size() > 255) {
     return absl::InvalidArgumentError("The new name is longer than 255 characters: give a shorter C identifier.");
   }
-  return absl::InvalidArgumentError(
-      shown(name) +
-      " is not a C identifier: use letters, digits and underscores, not starting with a digit, like check_license_key.");
+  return absl::InvalidArgumentError(shown(name) +
+                                    " is not a C identifier: use letters, digits and underscores, not starting with a "
+                                    "digit, like check_license_key.");
 }
 
 absl::StatusOr<std::vector<uint8_t>> parse_hex_bytes(std::string_view text) {
@@ -120,7 +121,8 @@ absl::StatusOr<std::vector<uint8_t>> parse_hex_bytes(std::string_view text) {
     if (out.size() > 4096) return absl::InvalidArgumentError("A patch may change at most 4096 bytes.");
     i += 2;
   }
-  if (out.empty()) return absl::InvalidArgumentError("No bytes given: write the new bytes in hex, like 1f2003d5 or 90 90.");
+  if (out.empty())
+    return absl::InvalidArgumentError("No bytes given: write the new bytes in hex, like 1f2003d5 or 90 90.");
   return out;
 }
 

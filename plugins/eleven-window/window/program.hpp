@@ -40,8 +40,8 @@ class program {
 
   const function_info* function_starting(uint64_t address) const;
   const function_info* function_containing(uint64_t address) const;
-  bool is_mapped(uint64_t address) const;      // inside a loaded section
-  bool is_code(uint64_t address) const;        // inside an executable section
+  bool is_mapped(uint64_t address) const;                    // inside a loaded section
+  bool is_code(uint64_t address) const;                      // inside an executable section
   bool has_file_bytes(uint64_t address, size_t size) const;  // every byte backed by the file
 
  private:

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 
 #include <set>
@@ -26,8 +26,9 @@ namespace {
 std::string arg(const rapidjson::Value& args, const char* name) {
   if (!args.IsObject()) return {};
   auto it = args.FindMember(name);
-  return it != args.MemberEnd() && it->value.IsString() ? std::string(it->value.GetString(), it->value.GetStringLength())
-                                                        : std::string();
+  return it != args.MemberEnd() && it->value.IsString()
+             ? std::string(it->value.GetString(), it->value.GetStringLength())
+             : std::string();
 }
 
 bool has_arg(const rapidjson::Value& args, const char* name) {
@@ -76,8 +77,8 @@ std::vector<std::filesystem::path> legacy_project_paths(const std::filesystem::p
   // The state-folder name used std::hash of the binary's folder, as libstdc++ computes it.
   char tag[20];
   std::snprintf(tag, sizeof tag, "%016zx", std::hash<std::string>{}(binary.parent_path().string()));
-  return {binary.parent_path() / (name + ".eleven.json"),
-          xdg_folder("XDG_STATE_HOME", ".local/state") / "eleven" / (name + "-" + std::string(tag, 8) + ".eleven.json")};
+  return {binary.parent_path() / (name + ".eleven.json"), xdg_folder("XDG_STATE_HOME", ".local/state") / "eleven" /
+                                                              (name + "-" + std::string(tag, 8) + ".eleven.json")};
 }
 
 namespace {
@@ -97,7 +98,8 @@ int take_lock(const std::filesystem::path& lock_path, const std::filesystem::pat
       error = absl::FailedPreconditionError("Another window has the project " + project.string() + " open.");
       return -1;
     }
-    struct stat held{}, named{};
+    struct stat held {
+    }, named{};
     if (::fstat(fd, &held) == 0 && ::stat(lock_path.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
         held.st_dev == named.st_dev) {
       return fd;
@@ -126,7 +128,8 @@ absl::Status window_state::open(const std::filesystem::path& binary, std::filesy
   project_path = std::filesystem::absolute(project_path).lexically_normal();
   if (project_ && project_->path() == project_path) close();  // reopening our own project
   // Two windows saving one project would silently drop each other's changes.
-  const std::filesystem::path lock_path = project_path.parent_path() / ("." + project_path.filename().string() + ".lock");
+  const std::filesystem::path lock_path =
+      project_path.parent_path() / ("." + project_path.filename().string() + ".lock");
   absl::Status locked;
   const int lock = take_lock(lock_path, project_path, locked);
   if (lock < 0) return locked;
@@ -227,9 +230,9 @@ absl::StatusOr<uint64_t> window_state::resolve_location(std::string_view text) c
 
 answer window_state::call_tool(std::string_view tool, const rapidjson::Value& args, const author& from) {
   // The name first: a tool Eleven does not have is that, open file or not.
-  static constexpr std::string_view kTools[] = {"current_view",  "open_function", "set_view",      "list_marks",
-                                                "propose_patch", "rename_function", "add_note",    "add_comment",
-                                                "bookmark",      "set_code_type", "set_number_format"};
+  static constexpr std::string_view kTools[] = {"current_view",  "open_function",   "set_view",         "list_marks",
+                                                "propose_patch", "rename_function", "add_note",         "add_comment",
+                                                "bookmark",      "set_code_type",   "set_number_format"};
   if (std::find(std::begin(kTools), std::end(kTools), tool) == std::end(kTools)) {
     return answer::refuse("Eleven has no tool named " + in_quotes(tool) + ".");
   }
@@ -247,7 +250,8 @@ answer window_state::call_tool(std::string_view tool, const rapidjson::Value& ar
       if (!from.agent.empty() && s.by.agent != from.agent) continue;
       own += "waiting for the user's review: " + s.summary + "\n";
     }
-    if (lines.empty() && own.empty()) return answer::fine("Nothing is written into the project for " + file_name() + " yet.");
+    if (lines.empty() && own.empty())
+      return answer::fine("Nothing is written into the project for " + file_name() + " yet.");
     lines += own;
     if (!lines.empty() && lines.back() == '\n') lines.pop_back();
     return answer::fine(lines);
@@ -265,12 +269,21 @@ answer window_state::current_view() const {
   w.Key("file");
   w.String(program_->path().string().c_str());
   w.Key("function");
-  if (selected_) w.String(display_name(*selected_).c_str()); else w.Null();
+  if (selected_)
+    w.String(display_name(*selected_).c_str());
+  else
+    w.Null();
   w.Key("address");
-  if (selected_) w.String(format_address(*selected_).c_str()); else w.Null();
+  if (selected_)
+    w.String(format_address(*selected_).c_str());
+  else
+    w.Null();
   w.Key("view");
   // The home canvas always reads pseudocode; the workbench shows the view the user chose.
-  if (selected_) w.String(canvas_ == canvas::home ? "pseudocode" : view_.c_str()); else w.Null();
+  if (selected_)
+    w.String(canvas_ == canvas::home ? "pseudocode" : view_.c_str());
+  else
+    w.Null();
   w.EndObject();
   return answer::fine(std::string(buffer.GetString(), buffer.GetSize()));
 }
@@ -286,8 +299,10 @@ answer window_state::set_view(const rapidjson::Value& args) {
   const std::string view = arg(args, "view");
   if (auto s = check_view(view); !s.ok()) return answer::refuse(std::string(s.message()));
   if (canvas_ == canvas::home) {
-    return answer::refuse("The user is on the home canvas, where only the workbench can switch views, so they keep reading "
-                          "pseudocode; ask them to open the workbench if they should see the " + view + " view.");
+    return answer::refuse(
+        "The user is on the home canvas, where only the workbench can switch views, so they keep reading "
+        "pseudocode; ask them to open the workbench if they should see the " +
+        view + " view.");
   }
   view_ = view;
   return answer::fine("Switched the workbench to the " + view + " view.");
@@ -326,8 +341,8 @@ absl::StatusOr<window_state::edit> window_state::plan_edit(std::string_view tool
     if (auto s = check_new_name(new_name); !s.ok()) return s;
     for (const auto& [address, fn] : program_->functions()) {
       if (address != *f && display_name(address) == new_name) {
-        return absl::AlreadyExistsError("Another function is already named " + new_name + " (" + format_address(address) +
-                                        "); choose another name.");
+        return absl::AlreadyExistsError("Another function is already named " + new_name + " (" +
+                                        format_address(address) + "); choose another name.");
       }
     }
     const std::string old_name = display_name(*f);
@@ -362,7 +377,8 @@ absl::StatusOr<window_state::edit> window_state::plan_edit(std::string_view tool
     const std::string comment = arg(args, "comment");
     const std::string at = format_address(*a);
     if (comment.empty()) {
-      if (!project_->mark(mark_kind::comment, *a)) return absl::NotFoundError("There is no comment at " + at + " to remove.");
+      if (!project_->mark(mark_kind::comment, *a))
+        return absl::NotFoundError("There is no comment at " + at + " to remove.");
       e.what = {mark_kind::comment, *a, std::nullopt};
       e.done = "Removed the comment at " + at + " from the user's project.";
       e.summary = "Remove the comment at " + at;
@@ -401,9 +417,8 @@ absl::StatusOr<window_state::edit> window_state::plan_edit(std::string_view tool
     } else {
       e.what = {mark_kind::code_type, *a, type};
       e.done = type == "procedure"
-                   ? "Started a function at " + at + " (" + (program_->function_starting(*a) != nullptr
-                                                                    ? display_name(*a)
-                                                                    : ghidra_function_name(*a)) +
+                   ? "Started a function at " + at + " (" +
+                         (program_->function_starting(*a) != nullptr ? display_name(*a) : ghidra_function_name(*a)) +
                          ") in the user's project."
                    : "Marked " + at + " as " + type + " in the user's project.";
       e.summary = "Mark " + at + " as " + type;
@@ -466,7 +481,8 @@ answer window_state::propose_patch(const rapidjson::Value& args, const author& f
   }
   if (!program_->has_file_bytes(*a, bytes->size())) {
     return answer::refuse("The " + std::to_string(bytes->size()) + " bytes at " + format_address(*a) +
-                          " are not all stored in " + file_name() + " (they reach memory the file does not hold), so "
+                          " are not all stored in " + file_name() +
+                          " (they reach memory the file does not hold), so "
                           "they cannot be patched.");
   }
   suggestion s;
@@ -496,7 +512,8 @@ absl::Status window_state::write_patched_copy() const {
     for (size_t i = 0; i < p.bytes.size(); ++i) {
       auto offset = program_->elf().file_offset(p.address + i);
       if (!offset || *offset >= image.size()) {
-        return absl::OutOfRangeError("The patch at " + format_address(p.address) + " reaches bytes the file does not hold.");
+        return absl::OutOfRangeError("The patch at " + format_address(p.address) +
+                                     " reaches bytes the file does not hold.");
       }
       image[*offset] = static_cast<char>(p.bytes[i]);
     }
@@ -504,9 +521,10 @@ absl::Status window_state::write_patched_copy() const {
   const std::filesystem::path target = patched_copy_path();
   std::error_code ec;
   if (std::filesystem::equivalent(target, program_->path(), ec)) {
-    return absl::FailedPreconditionError("The patched copy would overwrite the original file; choose another --patched-copy.");
+    return absl::FailedPreconditionError(
+        "The patched copy would overwrite the original file; choose another --patched-copy.");
   }
-  struct stat st{};
+  struct stat st {};
   const unsigned mode = ::stat(program_->path().c_str(), &st) == 0 ? (st.st_mode & 0777) : 0755;
   return write_file_atomically(target, image, mode);
 }
@@ -561,7 +579,8 @@ answer window_state::undo() {
 answer window_state::history() const {
   std::string out;
   for (const history_entry& e : project_->history()) {
-    out += "#" + std::to_string(e.seq) + " " + e.time + " " + who(e.by) + ": " + e.text + (e.undone ? " (undone)" : "") + "\n";
+    out += "#" + std::to_string(e.seq) + " " + e.time + " " + who(e.by) + ": " + e.text +
+           (e.undone ? " (undone)" : "") + "\n";
   }
   if (out.empty()) return answer::fine("No changes yet.");
   out.pop_back();
@@ -585,9 +604,15 @@ answer window_state::status() const {
   rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
   w.StartObject();
   w.Key("file");
-  if (is_open()) w.String(program_->path().string().c_str()); else w.Null();
+  if (is_open())
+    w.String(program_->path().string().c_str());
+  else
+    w.Null();
   w.Key("project");
-  if (is_open()) w.String(project_->path().string().c_str()); else w.Null();
+  if (is_open())
+    w.String(project_->path().string().c_str());
+  else
+    w.Null();
   w.Key("canvas");
   w.String(canvas_ == canvas::home ? "home" : "workbench");
   w.Key("review");
@@ -608,7 +633,8 @@ answer window_state::command(std::string_view name, const rapidjson::Value& args
   }
   if (name == "review") {
     auto it = args.IsObject() ? args.FindMember("on") : rapidjson::Value::ConstMemberIterator();
-    if (!args.IsObject() || it == args.MemberEnd() || !it->value.IsBool()) return answer::refuse("Say review on or review off.");
+    if (!args.IsObject() || it == args.MemberEnd() || !it->value.IsBool())
+      return answer::refuse("Say review on or review off.");
     options_.review = it->value.GetBool();
     return answer::fine(options_.review ? "Review is on: agents' edits become suggestions."
                                         : "Review is off: agents' edits are saved at once.");
@@ -630,7 +656,8 @@ answer window_state::command(std::string_view name, const rapidjson::Value& args
   if (name == "undo") return undo();
   if (name == "accept" || name == "reject") {
     auto it = args.IsObject() ? args.FindMember("id") : rapidjson::Value::ConstMemberIterator();
-    if (!has_arg(args, "id") || !it->value.IsUint64()) return answer::refuse("Give the suggestion's number, as suggestions lists it.");
+    if (!has_arg(args, "id") || !it->value.IsUint64())
+      return answer::refuse("Give the suggestion's number, as suggestions lists it.");
     return name == "accept" ? accept(it->value.GetUint64()) : reject(it->value.GetUint64());
   }
   return answer::refuse("Unknown command " + in_quotes(name) + ".");

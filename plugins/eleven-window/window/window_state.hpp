@@ -22,7 +22,7 @@ namespace toolhost::eleven {
 enum class canvas { home, workbench };
 
 struct window_options {
-  bool review = false;                  // edits become suggestions (Eleven's reviewAgentEdits)
+  bool review = false;  // edits become suggestions (Eleven's reviewAgentEdits)
   canvas start_on = canvas::home;
   std::filesystem::path patched_copy;  // where accepted patches go; default <project dir>/<binary>.patched
 };
@@ -98,7 +98,7 @@ class window_state {
   window_options options_;
   std::unique_ptr<program> program_;
   std::unique_ptr<project_store> project_;
-  int project_lock_ = -1;  // flock held on .<project>.lock while the project is open here
+  int project_lock_ = -1;            // flock held on .<project>.lock while the project is open here
   std::filesystem::path lock_path_;  // removed when the project closes
   canvas canvas_ = canvas::home;
   std::optional<uint64_t> selected_;

@@ -7,8 +7,8 @@ using namespace toolhost;
 
 namespace {
 policy::tool_request request(config::permission setting, bool suggestion = false) {
-  return {"rename_function", "eleven", "eleven.rename", "Rename functions and variables", setting, suggestion,
-          "/etc/toolhost.toml"};
+  return {"rename_function", "eleven",   "eleven.rename",     "Rename functions and variables",
+          setting,           suggestion, "/etc/toolhost.toml"};
 }
 struct asker {
   std::optional<policy::answer> reply;
@@ -82,9 +82,11 @@ TEST_CASE("'allow for this session' is offered, read, and remembered by the call
   auto d = policy::authorize(request(config::permission::ask), a.fn());
   CHECK(d.allowed);
   CHECK(d.remember_for_session);
-  CHECK(policy::read_approval(true, R"({"action":"accept","content":{"approve":true,"for_session":true}})").for_session);
+  CHECK(
+      policy::read_approval(true, R"({"action":"accept","content":{"approve":true,"for_session":true}})").for_session);
   // Ticking only "for this session" without "approve" approves nothing.
-  const auto only_session = policy::read_approval(true, R"({"action":"accept","content":{"approve":false,"for_session":true}})");
+  const auto only_session =
+      policy::read_approval(true, R"({"action":"accept","content":{"approve":false,"for_session":true}})");
   CHECK_FALSE(only_session.approved);
   CHECK_FALSE(only_session.for_session);
   auto again = request(config::permission::ask);

@@ -31,7 +31,7 @@ enum function_source : uint32_t {
   from_call = 1u << 3,
   from_unwind = 1u << 4,
   from_import_stub = 1u << 5,
-  from_user = 1u << 6,  // the person said so (eleven's set_code_type procedure)
+  from_user = 1u << 6,       // the person said so (eleven's set_code_type procedure)
   from_loader = 1u << 7,     // DT_INIT, DT_FINI, init/fini arrays, TLS callbacks
   from_tail_jump = 1u << 8,  // a direct jmp leaves another function for it
   from_pointer = 1u << 9,    // code takes its address (a callback) and it follows alignment padding

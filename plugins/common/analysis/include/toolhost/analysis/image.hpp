@@ -34,8 +34,8 @@ enum class file_format { elf, pe };
 // The instruction sets the analysis decodes; `other` images are read but not disassembled.
 enum class architecture { x86, x86_64, other };
 
-std::string_view to_string(file_format f);    // "elf", "pe" (REA's format names)
-std::string_view to_string(architecture a);   // "x86", "x86_64", "other"
+std::string_view to_string(file_format f);   // "elf", "pe" (REA's format names)
+std::string_view to_string(architecture a);  // "x86", "x86_64", "other"
 
 // A section: a named, contiguous piece of the address space.
 struct section {

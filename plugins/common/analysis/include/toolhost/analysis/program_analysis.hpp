@@ -60,8 +60,8 @@ struct analysis_options {
 class program_analysis {
  public:
   static absl::StatusOr<std::shared_ptr<const program_analysis>> run(image img, const analysis_options& options = {},
-                                                                      analysis_progress* progress = nullptr,
-                                                                      const std::atomic<bool>* cancel = nullptr);
+                                                                     analysis_progress* progress = nullptr,
+                                                                     const std::atomic<bool>* cancel = nullptr);
 
   const image& img() const noexcept { return img_; }
   const function_table& functions() const noexcept { return functions_; }

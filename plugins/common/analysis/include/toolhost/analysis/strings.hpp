@@ -23,7 +23,7 @@ struct string_entry {
   uint32_t byte_length = 0;  // without the terminator
   uint32_t characters = 0;
   string_encoding encoding = string_encoding::ascii;
-  bool terminated = false;   // a NUL follows
+  bool terminated = false;  // a NUL follows
 };
 
 inline constexpr size_t kMinimumStringLength = 5;  // characters; Ghidra's default
@@ -32,7 +32,8 @@ inline constexpr size_t kMinimumStringLength = 5;  // characters; Ghidra's defau
 // file holds bytes for, sorted by address.
 std::vector<string_entry> find_strings(const image& img, size_t min_chars = kMinimumStringLength);
 // Strings in `bytes` (loaded at `address`).
-void find_strings_in(std::span<const uint8_t> bytes, uint64_t address, size_t min_chars, std::vector<string_entry>& out);
+void find_strings_in(std::span<const uint8_t> bytes, uint64_t address, size_t min_chars,
+                     std::vector<string_entry>& out);
 
 // The length of the well-formed UTF-8 sequence at the start of `bytes` (1 for ASCII), or 0.
 size_t utf8_sequence_length(std::span<const uint8_t> bytes);

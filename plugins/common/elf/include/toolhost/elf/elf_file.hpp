@@ -38,8 +38,8 @@ struct section {
   uint64_t address = 0;  // sh_addr; 0 for sections not loaded
   uint64_t offset = 0;   // sh_offset in the file
   uint64_t size = 0;
-  bool allocated() const noexcept;   // SHF_ALLOC
-  bool executable() const noexcept;  // SHF_EXECINSTR
+  bool allocated() const noexcept;       // SHF_ALLOC
+  bool executable() const noexcept;      // SHF_EXECINSTR
   bool has_file_bytes() const noexcept;  // not SHT_NOBITS
   bool contains(uint64_t addr) const noexcept { return allocated() && addr >= address && addr - address < size; }
 };
