@@ -28,9 +28,11 @@ struct bytes {
     if (p >= end) return std::nullopt;
     return *p++;
   }
+  // At most ten bytes: libdw stops reading a longer one there (as UINT64_MAX), so where the
+  // next operand starts would no longer agree.
   std::optional<uint64_t> uleb() {
     uint64_t v = 0;
-    for (int shift = 0; p < end; shift += 7) {
+    for (int shift = 0; p < end && shift < 70; shift += 7) {
       const uint8_t b = *p++;
       if (shift < 64) v |= static_cast<uint64_t>(b & 0x7f) << shift;
       if ((b & 0x80) == 0) return v;
