@@ -28,7 +28,8 @@ void on_cancel(const toolhost_call_t* raw, toolhost_cancel_fn fn, void* user_dat
 }
 
 void log(const toolhost_call_t* raw, toolhost_log_level_t level, const char* logger, const char* data_json) {
-  self(raw).owner().send_log(level, logger != nullptr ? logger : "", data_json != nullptr ? data_json : "null");
+  self(raw).owner().send_call_log(self(raw).call(), level, logger != nullptr ? logger : "",
+                                  data_json != nullptr ? data_json : "null");
 }
 
 toolhost_status_t client_request(const toolhost_call_t* raw, const char* method, const char* params_json,
@@ -100,9 +101,11 @@ bool call_state::admit_progress(double progress) {
 
 call_context::call_context(std::shared_ptr<session> s, std::shared_ptr<call_state> call)
     : session_(std::move(s)), call_(std::move(call)) {
-  client_capabilities_ = session_->client_capabilities_json();
+  static const request_context kNone;
+  const request_context& request = call_->request ? *call_->request : kNone;
+  client_capabilities_ = session_->client_capabilities_json(request);
   server_name_ = session_->srv().name();
-  protocol_version_ = session_->protocol_version();
+  protocol_version_ = session_->protocol_version(request);
   raw_.struct_size = sizeof(raw_);
   raw_.host_data = this;
   raw_.meta_json = call_->meta_json.c_str();

@@ -19,6 +19,9 @@ inline constexpr int kMethodNotFound = -32601;
 inline constexpr int kInvalidParams = -32602;
 inline constexpr int kInternalError = -32603;
 inline constexpr int kResourceNotFound = -32002;  // MCP 2025-11-25
+inline constexpr int kHeaderMismatch = -32020;          // MCP 2026-07-28 (HTTP headers differ from the body)
+inline constexpr int kMissingClientCapability = -32021;  // MCP 2026-07-28
+inline constexpr int kUnsupportedVersion = -32022;       // MCP 2026-07-28
 
 // `id_json` and `result_json` are JSON texts.
 inline std::string result_message(std::string_view id_json, std::string_view result_json) {

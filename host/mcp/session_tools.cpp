@@ -79,6 +79,12 @@ void session::tools_call(const request_ptr& request, const rapidjson::Value* par
       if (failures.empty()) return respond_error(request, jsonrpc::kInvalidParams, cat("Unknown tool: ", call->name));
       return respond(request, sdk::result::error(cat("Unknown tool: ", call->name, ". ", failures)).to_json());
     }
+    if (!call->missing_capability.empty()) {
+      return respond_error(request, jsonrpc::kMissingClientCapability,
+                           cat("Missing required client capability: ", call->name, " needs the client's '",
+                               call->missing_capability, "' capability; declare it in _meta's clientCapabilities"),
+                           cat(R"({"requiredCapabilities":{)", sdk::quote(call->missing_capability), ":{}}}"), 400);
+    }
     respond(request, result);
   });
 }

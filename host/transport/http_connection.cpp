@@ -196,8 +196,11 @@ class connection : public connection_table::member, public std::enable_shared_fr
       for (auto& e : ctx_.endpoints) append(paths, paths.empty() ? "" : ", ", e->path);
       return refuse(bhttp::status::not_found, cat("Not Found: no MCP endpoint at ", target, " (endpoints: ", paths, ")"));
     }
+    // A request without a session may be a 2026-07-28 one, whose version the session checks
+    // against its _meta (answering with the request's id); within a session the header must name
+    // a version initialize could have chosen.
     const std::string_view protocol = sv(head["mcp-protocol-version"]);
-    if (!protocol.empty() && !version_supported(protocol)) {
+    if (!protocol.empty() && !version_supported(protocol) && !sv(head["mcp-session-id"]).empty()) {
       std::string versions;
       for (const char* v : mcp::kSupportedVersions) append(versions, versions.empty() ? "" : ", ", v);
       return refuse(bhttp::status::bad_request,
@@ -272,9 +275,16 @@ class connection : public connection_table::member, public std::enable_shared_fr
     std::shared_ptr<http_session> session;
     http_session::post_result result;
     if (sv(req["mcp-session-id"]).empty()) {
-      // Only initialize may come without a session; it creates one.
+      // Only initialize and 2026-07-28 requests come without a session: initialize creates one;
+      // a 2026-07-28 request is served by a session of its own that ends with its answer.
       session = session_registry::make(*ep.server);
-      result = session->post(body);
+      const mcp::request_headers headers{true, sv(req["mcp-protocol-version"]), sv(req["mcp-method"]),
+                                         sv(req["mcp-name"])};
+      result = session->post(body, headers);
+      if (result.stateless && result.status == 200) {
+        stateless_ = session;
+        return begin_stream(session, result.stream, 0, true);
+      }
       if (!result.initialize) {
         session->close(0);
         if (result.status == 400) return reply(bhttp::status::bad_request, result.body);
@@ -458,7 +468,7 @@ class connection : public connection_table::member, public std::enable_shared_fr
   void lost_peer() {
     auto s = stream_;
     auto session = session_.lock();
-    const bool resumable = wrote_event_;
+    const bool resumable = wrote_event_ && !stateless_;  // 2026-07-28 has no resumption
     close();
     if (!s || !session) return;
     if (!resumable) return session->abandon(s);
@@ -495,7 +505,8 @@ class connection : public connection_table::member, public std::enable_shared_fr
       if (slice.events.empty() && !slice.ended) return;
       if (slice.ended && slice.events.size() <= 1) {
         std::string body = slice.events.empty() ? std::string() : std::move(slice.events.back().data);
-        const bhttp::status status = body.empty() ? bhttp::status::accepted : bhttp::status::ok;
+        bhttp::status status = body.empty() ? bhttp::status::accepted : bhttp::status::ok;
+        if (!body.empty() && stream_->status() != 0) status = static_cast<bhttp::status>(stream_->status());
         if (auto session = session_.lock()) session->release(stream_);  // no event id went out
         drop_stream();
         return reply(status, std::move(body));
@@ -569,6 +580,11 @@ class connection : public connection_table::member, public std::enable_shared_fr
     }
     stream_.reset();
     session_.reset();
+    if (stateless_) {
+      // A 2026-07-28 request's session ends with its stream (what still runs is cancelled).
+      stateless_->close(0);  // never waits: a call still running is cancelled, not awaited
+      stateless_.reset();
+    }
     mode_ = mode::none;
     again_ = false;
     timer_.cancel();
@@ -602,6 +618,7 @@ class connection : public connection_table::member, public std::enable_shared_fr
   char scratch_[512];
 
   std::weak_ptr<http_session> session_;
+  std::shared_ptr<http_session> stateless_;  // the session of a 2026-07-28 request: this connection owns it
   std::shared_ptr<stream> stream_;
   std::shared_ptr<connection> self_;
   uint64_t cursor_ = 0;

@@ -36,6 +36,16 @@ std::string prompt_message(std::string_view content_json) {
   return std::string(R"({"role":"user","content":)") + std::string(content_json) + "}";
 }
 
+// Three info log messages about 50 ms apart (the logging fixtures of both eras).
+sdk::result three_logs(const sdk::args&, sdk::call& call) {
+  call.log(sdk::log_level::info, "Tool execution started");
+  pause(call, 50);
+  call.log(sdk::log_level::info, "Tool processing data");
+  pause(call, 50);
+  call.log(sdk::log_level::info, "Tool execution completed");
+  return sdk::result::text("Logging test completed: sent 3 log messages.");
+}
+
 absl::Status register_tools(sdk::plugin& p) {
   auto tool = [&p](const char* name, const char* description) {
     return std::move(p.tool(name).description(description).input_schema(kNoArgs).permission(kKind).concurrent());
@@ -72,13 +82,44 @@ absl::Status register_tools(sdk::plugin& p) {
   }
   if (s.ok()) {
     s = tool("test_tool_with_logging", "Sends three info log messages about 50 ms apart.")
+            .handler(three_logs);
+  }
+  if (s.ok()) {
+    // 2026-07-28's name for the same fixture; its log messages reach only a request that asked
+    // for them with _meta's logLevel.
+    s = tool("test_logging_tool", "Sends three info log messages about 50 ms apart.")
+            .handler(three_logs);
+  }
+  if (s.ok()) {
+    s = tool("test_missing_capability", "Needs the client's sampling capability: asks the client's model a question.")
             .handler([](const sdk::args&, sdk::call& call) {
-              call.log(sdk::log_level::info, "Tool execution started");
-              pause(call, 50);
-              call.log(sdk::log_level::info, "Tool processing data");
-              pause(call, 50);
-              call.log(sdk::log_level::info, "Tool execution completed");
-              return sdk::result::text("Logging test completed: sent 3 log messages.");
+              auto answer = call.request("sampling/createMessage",
+                                         R"({"messages":[{"role":"user","content":{"type":"text","text":"Say hello"}}],"maxTokens":10})");
+              if (!answer.ok()) return sdk::result::error("Sampling failed: " + std::string(answer.status().message()));
+              return sdk::result::text("The client's model answered.");
+            });
+  }
+  if (s.ok()) {
+    s = tool("test_streaming_elicitation", "Reports progress, then asks the user to confirm (elicitation/create).")
+            .handler([](const sdk::args&, sdk::call& call) {
+              call.progress(0, 1);
+              auto answer = call.elicit("Continue?", R"({"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]})");
+              if (!answer.ok()) return sdk::result::error("Elicitation failed: " + std::string(answer.status().message()));
+              return sdk::result::text("Elicitation completed: action=" + answer->action);
+            });
+  }
+  if (s.ok()) {
+    s = tool("test_trigger_tool_change", "Announces that the tool list changed (notifications/tools/list_changed).")
+            .handler([&p](const sdk::args&, sdk::call&) {
+              p.notify_list_changed(TOOLHOST_LIST_TOOLS);
+              return sdk::result::text("Announced a tool list change.");
+            });
+  }
+  if (s.ok()) {
+    s = tool("test_trigger_prompt_change", "Announces that the prompt list changed (notifications/prompts/list_changed).")
+            .handler([&p](const sdk::args&, sdk::call&) {
+              p.notify_list_changed(TOOLHOST_LIST_PROMPTS);
+              return sdk::result::text("Announced a prompt list change.");
             });
   }
   if (s.ok()) {
@@ -164,8 +205,12 @@ absl::Status register_tools(sdk::plugin& p) {
     s = p.tool("json_schema_2020_12_tool")
             .description("Tool with JSON Schema 2020-12 features")
             .input_schema(R"({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",)"
-                          R"("$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},)"
-                          R"("properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"additionalProperties":false})")
+                          R"("$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},)"
+                          R"("properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},)"
+                          R"("contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},)"
+                          R"("allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],)"
+                          R"("if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},)"
+                          R"("then":{"required":["phone"]},"else":{"required":["email"]},"additionalProperties":false})")
             .permission(kKind)
             .concurrent()
             .handler([](const sdk::args& a, sdk::call&) {
