@@ -15,6 +15,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "cfi_check.hpp"
 #include "die_attributes.hpp"
 #include "dwarf_types.hpp"
 #include "toolhost/dwarf/dwarf_expression.hpp"
@@ -33,6 +34,8 @@ struct module_debug::state {
   std::unique_ptr<die_type_table> types;
   std::unordered_map<std::string, uint64_t> function_by_name;  // for call sites naming a declaration
   std::unordered_map<uint64_t, uint64_t> function_size;        // by entry
+  // Per CFI kind (.eh_frame, .debug_frame): unchecked, safe for libdw, or refused (cfi_check.hpp).
+  enum class cfi_state { unchecked, usable, refused } cfi[2] = {cfi_state::unchecked, cfi_state::unchecked};
 };
 
 namespace {
@@ -337,6 +340,67 @@ std::optional<source_line> module_debug::line_at(uint64_t pc) const {
   return source_line{file, line_number(best), group + bias};
 }
 
+namespace {
+
+// The section called `name` of `elf` and how many there are (with two, which one libdw reads
+// depends on where .eh_frame_hdr sits among them).
+struct named_section {
+  Elf_Data* data = nullptr;
+  uint64_t address = 0;
+  int count = 0;
+};
+named_section section_named(Elf* elf, const char* name) {
+  named_section found;
+  size_t names = 0;
+  if (elf == nullptr || elf_getshdrstrndx(elf, &names) != 0) return found;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr header;
+    if (gelf_getshdr(scn, &header) == nullptr || header.sh_type == SHT_NOBITS) continue;
+    const char* n = elf_strptr(elf, names, header.sh_name);
+    if (n == nullptr || std::strcmp(n, name) != 0) continue;
+    // libdw reads .eh_frame raw, and .debug_frame after decompressing it in place.
+    found.data = std::strcmp(name, ".debug_frame") == 0 ? elf_getdata(scn, nullptr) : elf_rawdata(scn, nullptr);
+    found.address = header.sh_addr;
+    ++found.count;
+  }
+  return found;
+}
+
+}  // namespace
+
+bool module_debug::cfi_usable(int which) const {
+  using cfi_state = module_debug::state::cfi_state;
+  auto& checked = state_->cfi[which];
+  if (checked == cfi_state::unchecked) {
+    Dwarf_Addr bias = 0;
+    Elf* elf = dwfl_module_getelf(state_->module, &bias);
+    if (which == 1) {
+      // .debug_frame is read from the debug file when there is one.
+      if (Dwarf* d = dwfl_module_getdwarf(state_->module, &bias); d != nullptr && dwarf_getelf(d) != nullptr) {
+        elf = dwarf_getelf(d);
+      }
+    }
+    // CFI that libdw found somewhere this cannot read (no section headers, a .zdebug name) is
+    // not checked, so not used either.
+    bool bounded = false;
+    const char* ident = elf != nullptr ? elf_getident(elf, nullptr) : nullptr;
+    const named_section section = section_named(elf, which == 0 ? ".eh_frame" : ".debug_frame");
+    const named_section hdr = which == 0 ? section_named(elf, ".eh_frame_hdr") : named_section{};
+    if (ident != nullptr && section.count == 1 && section.data != nullptr && section.data->d_buf != nullptr &&
+        hdr.count <= 1) {
+      cfi_section cfi{reinterpret_cast<const unsigned char*>(ident),
+                      section.data,
+                      which == 0,
+                      section.address,
+                      hdr.data,
+                      hdr.address};
+      bounded = cfi_registers_bounded(cfi);
+    }
+    checked = bounded ? cfi_state::usable : cfi_state::refused;
+  }
+  return checked == cfi_state::usable;
+}
+
 std::optional<unwind_result> module_debug::unwind_step(uint64_t pc, bool activation, const dwarf_registers& regs,
                                                        const memory_reader& memory) const {
   const uint64_t lookup = activation ? pc : pc - 1;
@@ -344,7 +408,7 @@ std::optional<unwind_result> module_debug::unwind_step(uint64_t pc, bool activat
   for (int which = 0; which < 2; ++which) {
     Dwarf_CFI* cfi =
         which == 0 ? dwfl_module_eh_cfi(state_->module, &bias) : dwfl_module_dwarf_cfi(state_->module, &bias);
-    if (cfi == nullptr) continue;
+    if (cfi == nullptr || !cfi_usable(which)) continue;
     Dwarf_Frame* frame = nullptr;
     if (dwarf_cfi_addrframe(cfi, lookup - bias, &frame) != 0 || frame == nullptr) continue;
     std::unique_ptr<Dwarf_Frame, void (*)(void*)> owned(frame, std::free);

@@ -142,6 +142,8 @@ class module_debug {
   friend struct call_site_access;
   module_debug();
   absl::Status attach(const std::string& name, const std::string& path, int fd, uint64_t load_base);
+  // Whether libdw may execute the module's .eh_frame (0) or .debug_frame (1): checked once.
+  bool cfi_usable(int which) const;
 
   struct state;
   std::unique_ptr<state> state_;
