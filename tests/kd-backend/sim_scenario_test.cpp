@@ -51,8 +51,12 @@ std::vector<std::string> scenario(kdtest::sim_process& sim, const char* options)
   auto mz = s.read(TOOLHOST_DT_VIRTUAL, kKernelBase, 4);
   CHECK(hex_bytes(mz) == sim.control("peek fffff80000000000 4"));
   results.push_back("mz=" + hex_bytes(mz));
+  REQUIRE(sim.control("requests reset") == "ok");
   auto big = s.read(TOOLHOST_DT_VIRTUAL, kKernelBase + 0x1000, 9000);  // several packets
   REQUIRE(big.size() == 9000);
+  // Round trips: 9000 bytes take at least ceil(9000 / 3944) reads of a 4000-byte KD packet.
+  INFO(sim.control("requests"));
+  CHECK(sim.control("requests") == "total=3 ReadVirtualMemory=3");
   CHECK(hex_bytes(std::vector<uint8_t>(big.begin(), big.begin() + 16)) == sim.control("peek fffff80000001000 16"));
   auto phys = s.read(TOOLHOST_DT_PHYSICAL, 0x100000, 4);  // the kernel's first page
   CHECK(phys == mz);

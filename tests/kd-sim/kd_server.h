@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
 #include <random>
 #include <string>
@@ -126,6 +127,9 @@ class kd_server {
     uint64_t retransmits = 0, resend_requests = 0, bad_frames = 0, duplicates = 0, requests = 0, reboots = 0;
     uint64_t state_changes = 0, injected = 0;
   } stats_;
+  // Manipulate requests per ApiNumber since start or the last `requests reset`: a test counts
+  // the round trips one debugger command costs (each is milliseconds on a real serial link).
+  std::map<uint32_t, uint64_t> requests_by_api_;
 };
 
 }  // namespace kdsim
