@@ -1,12 +1,26 @@
 #include "host/cli.hpp"
 
+#include "host/suggest.hpp"
+
 #include <toolhost/sdk/strings.hpp>
+
+#include <algorithm>
 #include <string_view>
 
 #include <absl/status/status.h>
 #include <absl/strings/str_cat.h>
 
 namespace toolhost::cli {
+namespace {
+
+// Flags that take a value, and those that do not: the list "did you mean" draws from.
+constexpr std::string_view kValueFlags[] = {"--config", "--overlay",  "--plugins", "--server",   "--set",
+                                            "--backend", "--connect", "--kdnet-key", "--allow",  "--deny",
+                                            "--ask",     "--log-level", "--http",    "--token",   "--token-file"};
+constexpr std::string_view kSwitches[] = {"--help", "--version", "--unsafe-http", "--json"};
+constexpr std::string_view kCommands[] = {"serve", "plugins", "tools", "check-config"};
+
+}  // namespace
 
 std::string usage() {
   return R"(toolhost: an MCP server host whose tools come from plugins.
@@ -15,17 +29,28 @@ Usage:
   toolhost [--server NAME] [OPTIONS]   serve one server over MCP stdio (what MCP clients spawn)
   toolhost [--server NAME] --http HOST:PORT [OPTIONS]
                                        serve over MCP Streamable HTTP (see --http below)
-  toolhost plugins [OPTIONS]           list the plugins found, what each registers, and any load problem
+  toolhost tools --server NAME [--json]
+                                       list the tools an agent gets from that server
+  toolhost plugins [--server NAME] [--json]
+                                       list the plugins found, what each registers, and any load problem
   toolhost check-config [OPTIONS]      validate the configuration and start every enabled server's plugins
   toolhost --help | --version
 
 Options:
-  --config FILE      the configuration to read (default: $XDG_CONFIG_HOME/toolhost/toolhost.toml if it
-                     exists, else ./config/toolhost.toml, else the installed one)
+  --config FILE      the configuration to read. Without it: $TOOLHOST_CONFIG, else
+                     $XDG_CONFIG_HOME/toolhost/toolhost.toml (~/.config/...), else
+                     toolhost/toolhost.toml in each $XDG_CONFIG_DIRS folder (/etc/xdg), else the
+                     default installed with toolhost (<exe>/../share/toolhost/toolhost.toml).
+                     Nothing is read from the current folder unless you name it.
+  --overlay FILE     read FILE over the configuration: it names only what differs, e.g. one
+                     [permissions] row (repeatable; later files win)
   --plugins DIR      also search DIR for plugins, before the config's folders (repeatable);
                      TOOLHOST_PLUGIN_PATH (colon-separated) adds folders the same way
   --server NAME      the server to serve (default: the config's default_server); with `plugins`,
                      list only that server's plugins
+  --allow KIND, --deny KIND, --ask KIND
+                     set permission kind KIND to allow, never or ask for this run, over every
+                     [permissions] table (repeatable; `toolhost plugins` lists the kinds)
   --set PLUGIN.KEY=VALUE
                      override one setting of a plugin ([servers.NAME.settings.PLUGIN] KEY), for
                      this run only; VALUE is read as JSON when it parses, else as a string
@@ -37,8 +62,11 @@ Options:
                      --server every enabled server at /NAME/mcp (port 0 picks a free port)
   --unsafe-http      allow --http on an address other than loopback (127.0.0.1, [::1]); anyone
                      who can reach it can call the tools, so set a token too
-  --token TOKEN      HTTP clients must send "Authorization: Bearer TOKEN" (also TOOLHOST_TOKEN,
-                     or token in the config's [http] table)
+  --token-file FILE  HTTP clients must send "Authorization: Bearer TOKEN", TOKEN being the first
+                     line of FILE (which only you may read: chmod 600 FILE)
+  --token TOKEN      the same with the token on the command line, where every local user can
+                     read it (/proc/PID/cmdline); prefer --token-file or TOOLHOST_TOKEN
+  --json             `plugins` and `tools` print JSON instead of a table
 
 stdout carries only MCP messages; everything else goes to stderr. toolhost exits when stdin
 closes, when its parent dies, or on SIGTERM.
@@ -53,19 +81,23 @@ absl::StatusOr<options> parse(int argc, char** argv) {
     if (first == "plugins") {
       o.cmd = command::plugins;
       ++i;
+    } else if (first == "tools") {
+      o.cmd = command::tools;
+      ++i;
     } else if (first == "check-config") {
       o.cmd = command::check_config;
       ++i;
     } else if (first == "serve") {
       ++i;
+    } else if (!first.empty() && first[0] != '-') {
+      const std::string guess = closest(first, std::vector<std::string_view>(std::begin(kCommands), std::end(kCommands)));
+      return absl::InvalidArgumentError(cat("unknown command '", first, "'",
+                                            guess.empty() ? "" : cat("; did you mean '", guess, "'?"),
+                                            " (commands: serve, tools, plugins, check-config; see toolhost --help)"));
     }
   }
   for (; i < argc; ++i) {
     const std::string_view arg = argv[i];
-    auto value = [&](std::string_view flag) -> absl::StatusOr<std::string> {
-      if (i + 1 >= argc) return absl::InvalidArgumentError(cat(flag, " needs a value; see toolhost --help"));
-      return std::string(argv[++i]);
-    };
     // Accept --flag=value too.
     std::string_view flag = arg;
     std::optional<std::string> inline_value;
@@ -75,61 +107,71 @@ absl::StatusOr<options> parse(int argc, char** argv) {
     }
     auto take = [&]() -> absl::StatusOr<std::string> {
       if (inline_value) return *inline_value;
-      return value(flag);
+      if (i + 1 >= argc) return absl::InvalidArgumentError(cat(flag, " needs a value; see toolhost --help"));
+      return std::string(argv[++i]);
     };
+    const bool has_value = std::find(std::begin(kValueFlags), std::end(kValueFlags), flag) != std::end(kValueFlags);
+    std::string v;
+    if (has_value) {
+      auto taken = take();
+      if (!taken.ok()) return taken.status();
+      v = *std::move(taken);
+    } else if (inline_value && std::find(std::begin(kSwitches), std::end(kSwitches), flag) != std::end(kSwitches)) {
+      return absl::InvalidArgumentError(cat(flag, " takes no value; see toolhost --help"));
+    }
     if (flag == "--help" || flag == "-h") {
       o.cmd = command::help;
     } else if (flag == "--version") {
       o.cmd = command::version;
+    } else if (flag == "--json") {
+      o.json = true;
     } else if (flag == "--config") {
-      auto v = take();
-      if (!v.ok()) return v.status();
-      o.config_path = *v;
+      o.config_path = v;
+    } else if (flag == "--overlay") {
+      o.overlays.push_back(v);
     } else if (flag == "--plugins") {
-      auto v = take();
-      if (!v.ok()) return v.status();
-      o.plugin_dirs.push_back(*v);
+      o.plugin_dirs.push_back(v);
     } else if (flag == "--server") {
-      auto v = take();
-      if (!v.ok()) return v.status();
-      o.server = *v;
+      o.server = v;
+    } else if (flag == "--allow" || flag == "--deny" || flag == "--ask") {
+      if (v.empty()) return absl::InvalidArgumentError(cat(flag, " needs a permission kind, like ", flag, " eleven.rename"));
+      o.permissions.emplace_back(flag == "--allow" ? "allow" : flag == "--deny" ? "never" : "ask", v);
     } else if (flag == "--set") {
-      auto v = take();
-      if (!v.ok()) return v.status();
-      const auto dot = v->find('.');
-      const auto eq = v->find('=');
+      const auto dot = v.find('.');
+      const auto eq = v.find('=');
       if (dot == std::string::npos || eq == std::string::npos || dot > eq || dot == 0 || eq == dot + 1) {
         return absl::InvalidArgumentError(
-            cat("--set takes PLUGIN.KEY=VALUE, like --set debugger.backend=gdb; got '", *v, "'"));
+            cat("--set takes PLUGIN.KEY=VALUE, like --set debugger.backend=gdb; got '", v, "'"));
       }
-      o.settings.push_back(*v);
+      o.settings.push_back(v);
     } else if (flag == "--backend" || flag == "--connect" || flag == "--kdnet-key") {
-      auto v = take();
-      if (!v.ok()) return v.status();
       const char* key = flag == "--backend" ? "backend" : flag == "--connect" ? "connect" : "key";
-      o.settings.push_back(cat("debugger.", key, "=", *v));
+      o.settings.push_back(cat("debugger.", key, "=", v));
     } else if (flag == "--http") {
-      auto v = take();
-      if (!v.ok()) return v.status();
-      o.http = *v;
+      o.http = v;
     } else if (flag == "--unsafe-http") {
       o.unsafe_http = true;
     } else if (flag == "--token") {
-      auto v = take();
-      if (!v.ok()) return v.status();
-      if (v->empty()) return absl::InvalidArgumentError("--token needs a non-empty value");
-      o.token = *v;
+      if (v.empty()) return absl::InvalidArgumentError("--token needs a non-empty value");
+      o.token = v;
+    } else if (flag == "--token-file") {
+      o.token_file = v;
     } else if (flag == "--log-level") {
-      auto v = take();
-      if (!v.ok()) return v.status();
-      if (*v != "debug" && *v != "info" && *v != "warning" && *v != "error") {
-        return absl::InvalidArgumentError(
-            cat("--log-level must be debug, info, warning or error, not '", *v, "'"));
+      if (v != "debug" && v != "info" && v != "warning" && v != "error") {
+        return absl::InvalidArgumentError(cat("--log-level must be debug, info, warning or error, not '", v, "'"));
       }
-      o.log_level = *v;
+      o.log_level = v;
     } else {
-      return absl::InvalidArgumentError(cat("unknown argument '", arg, "'; see toolhost --help"));
+      std::vector<std::string_view> known(std::begin(kValueFlags), std::end(kValueFlags));
+      known.insert(known.end(), std::begin(kSwitches), std::end(kSwitches));
+      const std::string guess = closest(flag, known);
+      return absl::InvalidArgumentError(cat("unknown argument '", arg, "'",
+                                            guess.empty() ? "" : cat("; did you mean ", guess, "?"),
+                                            " See toolhost --help"));
     }
+  }
+  if (o.token && !o.token_file.empty()) {
+    return absl::InvalidArgumentError("--token and --token-file both name a token; give one of them");
   }
   return o;
 }

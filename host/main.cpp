@@ -4,7 +4,7 @@
 #include <toolhost/plugin.h>
 
 #include "host/cli.hpp"
-#include "host/commands.hpp"
+#include "host/commands/commands.hpp"
 #include "host/log.hpp"
 
 int main(int argc, char** argv) {
@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
       return 0;
     case cli::command::plugins:
       return commands::plugins(*options);
+    case cli::command::tools:
+      return commands::tools(*options);
     case cli::command::check_config:
       return commands::check_config(*options);
     case cli::command::serve:

@@ -20,13 +20,27 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// "file:line:column" of a node. Nodes remember the file that wrote them, which is not `file`
+// when an overlay did.
 std::string where(const std::string& file, const toml::source_region& r) {
-  return cat(file, ":", r.begin.line, ":", r.begin.column);
+  return cat(r.path != nullptr && !r.path->empty() ? *r.path : file, ":", r.begin.line, ":", r.begin.column);
 }
 
 absl::Status problem(const std::string& file, const toml::node& node, std::string_view key, std::string_view what) {
   return absl::InvalidArgumentError(cat(where(file, node.source()), ": ", key, ": ", what));
 }
+
+// The folder of the file that wrote `node`: relative paths in it are relative to that file.
+std::string folder_of(const toml::node& node, const std::string& fallback) {
+  const auto& path = node.source().path;
+  if (path == nullptr || path->empty()) return fallback;
+  return fs::absolute(fs::path(*path)).parent_path().string();
+}
+
+// Deepest a dotted key, table header, array or inline table may nest. toolhost's own tables
+// nest four deep; plugin settings get room to spare. toml++ recurses per level, so a key of
+// 50,000 parts overflowed the stack before this check.
+constexpr int kMaxNesting = 64;
 
 // Walks one table, refusing keys it does not know so that a typo is an error, not a silent no-op.
 class table_reader {
@@ -88,7 +102,7 @@ class table_reader {
     return absl::OkStatus();
   }
 
-  absl::Status permissions(std::string_view key, std::map<std::string, permission, std::less<>>& out) const {
+  absl::Status permissions(std::string_view key, permission_rows& out) const {
     const toml::node* n = table_.get(key);
     if (n == nullptr) return absl::OkStatus();
     const toml::table* t = n->as_table();
@@ -97,9 +111,18 @@ class table_reader {
       const std::string name = cat(full(key), ".", kind.str());
       auto p = value.is_string() ? parse_permission(*value.value<std::string>()) : std::nullopt;
       if (!p) return problem(file_, value, name, "expected \"allow\", \"ask\" or \"never\"");
-      out[std::string(kind.str())] = *p;
+      // The key's position: an unknown kind is reported where its name was typed.
+      out[std::string(kind.str())] = permission_row{*p, where(file_, kind.source())};
     }
     return absl::OkStatus();
+  }
+
+  absl::Status milliseconds(std::string_view key, uint32_t& out) const {
+    size_t v = out;
+    // Up to a day: a longer limit is no limit, and 0 means none.
+    absl::Status s = size(key, v, 0, 86'400'000);
+    out = static_cast<uint32_t>(v);
+    return s;
   }
 
   const toml::table* table(std::string_view key, absl::Status& status) const {
@@ -146,12 +169,29 @@ absl::Status read_server(const std::string& file, std::string_view name, const t
   out.name = std::string(name);
   out.source = where(file, node.source());
   table_reader r(file, *t, prefix);
-  absl::Status s = r.check_keys({"description", "enabled", "plugins", "review_edits", "privacy", "permissions", "settings"});
+  absl::Status s = r.check_keys({"description", "enabled", "plugins", "review_edits", "call_timeout_ms", "privacy",
+                                 "permissions", "settings", "tools"});
   if (s.ok()) s = r.string("description", out.description);
   if (s.ok()) s = r.boolean("enabled", out.enabled);
   if (s.ok()) s = r.strings("plugins", out.plugins);
   if (s.ok()) s = r.boolean("review_edits", out.review_edits);
+  if (s.ok()) s = r.milliseconds("call_timeout_ms", out.call_timeout_ms);
   if (s.ok()) s = r.permissions("permissions", out.permissions);
+  if (!s.ok()) return s;
+  if (const toml::table* tools = r.table("tools", s)) {
+    for (auto&& [tool, value] : *tools) {
+      const std::string tool_prefix = cat(prefix, ".tools.", tool.str());
+      const toml::table* tt = value.as_table();
+      if (tt == nullptr) return problem(file, value, tool_prefix, "expected a table of this tool's settings");
+      table_reader tr(file, *tt, tool_prefix);
+      tool_settings ts;
+      ts.source = where(file, tool.source());
+      s = tr.check_keys({"call_timeout_ms"});
+      if (s.ok()) s = tr.milliseconds("call_timeout_ms", ts.call_timeout_ms);
+      if (!s.ok()) return s;
+      out.tools[std::string(tool.str())] = std::move(ts);
+    }
+  }
   if (!s.ok()) return s;
   if (const toml::table* p = r.table("privacy", s)) {
     table_reader pr(file, *p, prefix + ".privacy");
@@ -202,32 +242,94 @@ const server* config::find_server(std::string_view name) const {
   return nullptr;
 }
 
+const permission_row* config::permission_row_for(const server& s, std::string_view kind) const {
+  for (const permission_rows* rows : {&run_permissions, &s.permissions, &permissions}) {
+    if (auto it = rows->find(kind); it != rows->end()) return &it->second;
+  }
+  return nullptr;
+}
+
 std::optional<permission> config::permission_for(const server& s, std::string_view kind) const {
-  if (auto it = s.permissions.find(kind); it != s.permissions.end()) return it->second;
-  if (auto it = permissions.find(kind); it != permissions.end()) return it->second;
+  if (const permission_row* row = permission_row_for(s, kind)) return row->value;
   return std::nullopt;
 }
 
-absl::StatusOr<config> parse(std::string_view text, const std::string& source, const std::string& exe_dir) {
-  toml::table root;
+std::string config::files() const {
+  std::string out = path.empty() ? std::string("the toolhost config") : path;
+  for (const auto& o : overlays) append(out, " or ", o);
+  return out;
+}
+
+uint32_t server::call_timeout_for(std::string_view tool) const {
+  if (auto it = tools.find(tool); it != tools.end() && it->second.call_timeout_ms != 0) {
+    return it->second.call_timeout_ms;
+  }
+  return call_timeout_ms;
+}
+
+namespace {
+
+// Moves every value of `overlay` into `base`: tables merge, anything else replaces.
+void merge(toml::table& base, toml::table& overlay) {
+  for (auto&& [k, value] : overlay) {
+    const toml::key& key = k;  // a structured binding cannot be captured before C++20 in clang 14
+    toml::node* existing = base.get(key.str());
+    if (existing != nullptr && existing->is_table() && value.is_table()) {
+      merge(*existing->as_table(), *value.as_table());
+      continue;
+    }
+    // Moving keeps each node's source (copies drop it), so errors still name the overlay.
+    value.visit([&](auto&& v) { base.insert_or_assign(key, std::move(v)); });
+  }
+}
+
+absl::StatusOr<toml::table> parse_toml(std::string_view text, const std::string& source) {
+  if (absl::Status s = check_nesting(text, source); !s.ok()) return s;
   try {
-    root = toml::parse(text, source);
+    return toml::parse(text, source);
   } catch (const toml::parse_error& e) {
     return absl::InvalidArgumentError(cat(where(source, e.source()), ": ", e.description()));
   }
+}
+
+}  // namespace
+
+absl::StatusOr<config> parse(std::string_view text, const std::string& source, const std::string& exe_dir) {
+  return parse_layers({{source, std::string(text)}}, exe_dir);
+}
+
+absl::StatusOr<config> parse_layers(const std::vector<std::pair<std::string, std::string>>& texts,
+                                    const std::string& exe_dir) {
   config out;
+  toml::table root;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    auto layer = parse_toml(texts[i].second, texts[i].first);
+    if (!layer.ok()) return layer.status();
+    if (i == 0) {
+      root = *std::move(layer);
+    } else {
+      merge(root, *layer);
+      out.overlays.push_back(texts[i].first);
+    }
+  }
+  const std::string source = texts.empty() ? std::string() : texts.front().first;
   out.path = source;
   out.dir = source.empty() ? fs::current_path().string() : fs::absolute(fs::path(source)).parent_path().string();
 
   table_reader r(source, root, "");
   absl::Status s = r.check_keys({"plugin_dirs", "default_server", "page_size", "permissions", "servers", "http"});
-  std::vector<std::string> dirs;
-  if (s.ok()) s = r.strings("plugin_dirs", dirs);
+  if (s.ok()) s = r.strings("plugin_dirs", out.plugin_dirs);
   if (s.ok()) s = r.string("default_server", out.default_server);
   if (s.ok()) s = r.size("page_size", out.page_size, 1, 10000);
   if (s.ok()) s = r.permissions("permissions", out.permissions);
   if (!s.ok()) return s;
-  for (auto& d : dirs) out.plugin_dirs.push_back(expand_dir(d, out.dir, exe_dir));
+  if (const toml::array* dirs = root["plugin_dirs"].as_array()) {
+    size_t i = 0;
+    for (const toml::node& d : *dirs) {
+      out.plugin_dirs[i] = expand_dir(out.plugin_dirs[i], folder_of(d, out.dir), exe_dir);
+      ++i;
+    }
+  }
 
   if (const toml::table* h = r.table("http", s)) {
     table_reader hr(source, *h, "http");
@@ -289,31 +391,136 @@ absl::Status override_setting(config& cfg, std::string_view spec) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<config> load(const std::string& path, const std::string& exe_dir) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(cat(path, ": cannot read the configuration file (",
-                                            std::strerror(errno), ")"));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), path, exe_dir);
+absl::Status override_permission(config& cfg, std::string_view kind, permission value, std::string_view flag) {
+  if (kind.empty()) return absl::InvalidArgumentError(cat(flag, " needs a permission kind, like ", flag, " eleven.rename"));
+  cfg.run_permissions[std::string(kind)] = permission_row{value, cat(flag, " ", kind)};
+  return absl::OkStatus();
 }
 
-std::string default_path(const std::string& exe_dir) {
+absl::StatusOr<config> load(const std::string& path, const std::string& exe_dir, const std::vector<std::string>& overlays) {
+  std::vector<std::pair<std::string, std::string>> texts;
+  texts.emplace_back(path, "");
+  for (const auto& o : overlays) texts.emplace_back(o, "");
+  for (auto& [file, text] : texts) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+      return absl::NotFoundError(cat(file, ": cannot read the configuration file (", std::strerror(errno), ")"));
+    }
+    std::ostringstream content;
+    content << in.rdbuf();
+    text = content.str();
+  }
+  return parse_layers(texts, exe_dir);
+}
+
+absl::Status check_nesting(std::string_view text, const std::string& source) {
+  int line = 1;
+  int column = 0;
+  int dots = 0;   // '.' since the last '=', bracket, brace, comma or newline: parts of a dotted key
+  int depth = 0;  // open brackets and braces
+  auto refuse = [&](std::string_view what) {
+    return absl::InvalidArgumentError(
+        cat(source, ":", line, ":", column, ": ", what, " (toolhost allows ", kMaxNesting, ")"));
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    ++column;
+    if (c == '\n') {
+      ++line;
+      column = 0;
+      dots = 0;
+      continue;
+    }
+    if (c == '#') {  // a comment, to the end of the line
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+      continue;
+    }
+    if (c == '"' || c == '\'') {  // a string, skipped whole (tripled quotes may span lines)
+      const std::string_view quote = text.substr(i, 3) == std::string(3, c) ? text.substr(i, 3) : text.substr(i, 1);
+      size_t j = i + quote.size();
+      while (j < text.size()) {
+        if (c == '"' && text[j] == '\\') {
+          j += 2;
+          continue;
+        }
+        if (text[j] == '\n') {
+          if (quote.size() == 1) break;  // unterminated: the parser will say so
+          ++line;
+          column = 0;
+        }
+        if (text.substr(j, quote.size()) == quote) break;
+        ++j;
+      }
+      column += static_cast<int>(j - i);
+      i = std::min(text.size(), j + quote.size()) - 1;
+      continue;
+    }
+    switch (c) {
+      case '.':
+        if (++dots >= kMaxNesting) return refuse("a dotted key or table header has too many parts");
+        break;
+      case '[':
+      case '{':
+        dots = 0;
+        if (++depth > kMaxNesting) return refuse("arrays or inline tables nest too deeply");
+        break;
+      case ']':
+      case '}':
+        dots = 0;
+        if (depth > 0) --depth;
+        break;
+      case '=':
+      case ',':
+        dots = 0;
+        break;
+      default:
+        break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+discovery discover(const std::string& explicit_path, const std::string& exe_dir) {
+  discovery d;
+  if (!explicit_path.empty()) {
+    d.path = explicit_path;
+    d.how = "--config";
+    return d;
+  }
+  if (const char* env = std::getenv("TOOLHOST_CONFIG"); env != nullptr && *env != '\0') {
+    d.path = env;
+    d.how = "TOOLHOST_CONFIG";
+    return d;
+  }
+  d.looked = {"--config FILE", "$TOOLHOST_CONFIG"};
+  // The XDG base directory rules: relative values are ignored.
   std::vector<fs::path> candidates;
-  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && *xdg != '\0') {
-    candidates.push_back(fs::path(xdg) / "toolhost" / "toolhost.toml");
-  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+  const char* config_home = std::getenv("XDG_CONFIG_HOME");
+  if (config_home != nullptr && config_home[0] == '/') {
+    candidates.push_back(fs::path(config_home) / "toolhost" / "toolhost.toml");
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') {
     candidates.push_back(fs::path(home) / ".config" / "toolhost" / "toolhost.toml");
   }
-  candidates.push_back(fs::path("config") / "toolhost.toml");
-  candidates.push_back(fs::path(exe_dir) / ".." / "share" / "toolhost" / "toolhost.toml");
-  for (const auto& c : candidates) {
-    std::error_code ec;
-    if (fs::is_regular_file(c, ec)) return c.lexically_normal().string();
+  const char* dirs_env = std::getenv("XDG_CONFIG_DIRS");
+  const std::string dirs = dirs_env != nullptr && *dirs_env != '\0' ? dirs_env : "/etc/xdg";
+  for (size_t start = 0; start <= dirs.size();) {
+    const size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::string dir = dirs.substr(start, end - start);
+    if (!dir.empty() && dir[0] == '/') candidates.push_back(fs::path(dir) / "toolhost" / "toolhost.toml");
+    start = end + 1;
   }
-  return "";
+  candidates.push_back(fs::path(exe_dir) / ".." / "share" / "toolhost" / "toolhost.toml");
+  for (const auto& file : candidates) {
+    const std::string name = file.lexically_normal().string();
+    d.looked.push_back(name);
+    std::error_code ec;
+    if (fs::is_regular_file(file, ec)) {
+      d.path = name;
+      d.how = name;
+      return d;
+    }
+  }
+  return d;
 }
 
 }  // namespace toolhost::config

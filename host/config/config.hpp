@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -18,6 +19,20 @@ enum class permission { allow, ask, never };
 std::string_view to_string(permission p);
 std::optional<permission> parse_permission(std::string_view text);
 
+// One row of a [permissions] table (or a --allow/--deny/--ask flag), with where it was written:
+// "file:line:column", or the flag as typed.
+struct permission_row {
+  permission value = permission::ask;
+  std::string source;
+};
+using permission_rows = std::map<std::string, permission_row, std::less<>>;
+
+// Per-tool settings of a server: [servers.NAME.tools.TOOL].
+struct tool_settings {
+  uint32_t call_timeout_ms = 0;  // 0: the server's call_timeout_ms applies
+  std::string source;            // "file:line:column" of its table
+};
+
 struct privacy {
   bool hide_home_in_paths = false;     // replace the home folder with ~ in every answer
   bool ask_before_whole_file = false;  // ask before a tool sends a whole file
@@ -30,9 +45,15 @@ struct server {
   std::vector<std::string> plugins;  // plugin ids, in load order
   bool review_edits = false;         // edits are filed as suggestions; reviewable tools never ask
   struct privacy privacy;
-  std::map<std::string, permission, std::less<>> permissions;  // overrides of the global table
-  std::map<std::string, std::string, std::less<>> settings;    // plugin id -> JSON object text
-  std::string source;                                          // "file:line:column" of its table
+  permission_rows permissions;                               // overrides of the global table
+  std::map<std::string, std::string, std::less<>> settings;  // plugin id -> JSON object text
+  // A call that has not answered after this long is answered with a tool error (0: no limit).
+  uint32_t call_timeout_ms = 0;
+  std::map<std::string, tool_settings, std::less<>> tools;  // by tool name
+  std::string source;                                       // "file:line:column" of its table
+
+  // The time limit of one call of `tool`, in milliseconds; 0 for none.
+  uint32_t call_timeout_for(std::string_view tool) const;
   bool listing = false;  // started only to list what its plugins register (toolhost plugins)
 };
 
@@ -43,11 +64,14 @@ struct http {
 };
 
 struct config {
-  std::string path;  // the file read; empty for the built-in defaults
+  std::string path;  // the file read; empty when none was (only `toolhost plugins --plugins DIR`)
+  std::vector<std::string> overlays;  // files read over it (--overlay), in order
   std::string dir;   // its folder: relative paths in settings are relative to it
   std::vector<std::string> plugin_dirs;  // expanded: {exe} and relative paths resolved
   std::string default_server;
-  std::map<std::string, permission, std::less<>> permissions;
+  permission_rows permissions;
+  // --allow/--deny/--ask KIND: for this run, they win over every table.
+  permission_rows run_permissions;
   std::vector<server> servers;  // in file order
   size_t page_size = 100;       // items per page of tools/list and the other lists
   struct http http;
@@ -56,6 +80,10 @@ struct config {
   // The effective setting of a permission kind in a server, or nullopt if the config says
   // nothing about it (the kind's default applies).
   std::optional<permission> permission_for(const server& s, std::string_view kind) const;
+  // The row that decides `kind` in `s`, or nullptr.
+  const permission_row* permission_row_for(const server& s, std::string_view kind) const;
+  // Where the rows of `s` can be changed, for messages: the files read.
+  std::string files() const;
 };
 
 // Parses TOML text. `source` names it in errors; `exe_dir` replaces "{exe}" in plugin_dirs.
@@ -65,12 +93,36 @@ absl::StatusOr<config> parse(std::string_view text, const std::string& source, c
 // taken as JSON when it parses as JSON (numbers, true/false, arrays), else as a string.
 absl::Status override_setting(config& cfg, std::string_view spec);
 
-// Reads and parses a file.
-absl::StatusOr<config> load(const std::string& path, const std::string& exe_dir);
+// Parses several TOML texts as one: each later text (an overlay) names only what differs from
+// the ones before it. Tables merge key by key; any other value, arrays included, replaces the
+// earlier one. Errors name the file that wrote the value. texts: {source, text} pairs.
+absl::StatusOr<config> parse_layers(const std::vector<std::pair<std::string, std::string>>& texts,
+                                    const std::string& exe_dir);
 
-// The file to read when --config is not given: $XDG_CONFIG_HOME/toolhost/toolhost.toml (or
-// ~/.config/...) when it exists, else ./config/toolhost.toml when it exists, else the installed
-// default next to the executable; empty when there is none (built-in defaults apply).
-std::string default_path(const std::string& exe_dir);
+// Reads and parses a file, and the overlays over it.
+absl::StatusOr<config> load(const std::string& path, const std::string& exe_dir,
+                            const std::vector<std::string>& overlays = {});
+
+// Refuses TOML text that nests deeper than any toolhost configuration needs (dotted keys,
+// table headers, arrays and inline tables), before a parser recurses into it.
+absl::Status check_nesting(std::string_view text, const std::string& source);
+
+// Sets permission kind `kind` to `value` for this run (--allow, --deny, --ask), over every table.
+// `flag` names it in messages ("--allow").
+absl::Status override_permission(config& cfg, std::string_view kind, permission value, std::string_view flag);
+
+// Where toolhost looks for its configuration, in order, and what it found. Nothing in the current
+// folder is read unless the user names it: MCP clients start servers in the project folder, and
+// a repository's config would otherwise run the plugins it names.
+struct discovery {
+  std::string path;                 // the file to read; empty when none was found
+  std::string how;                  // what named it: "--config", "TOOLHOST_CONFIG", ...
+  std::vector<std::string> looked;  // every place tried, for the message when none was found
+};
+// explicit_path: --config, or empty. The order: --config, $TOOLHOST_CONFIG,
+// $XDG_CONFIG_HOME/toolhost/toolhost.toml (default ~/.config), each $XDG_CONFIG_DIRS folder's
+// toolhost/toolhost.toml (default /etc/xdg), then the default installed with the executable,
+// <exe>/../share/toolhost/toolhost.toml (the build tree has one too).
+discovery discover(const std::string& explicit_path, const std::string& exe_dir);
 
 }  // namespace toolhost::config

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,6 +22,9 @@ struct call_state {
   std::string meta_json = "{}";
   request_ptr request;         // its id and where everything related to it goes
   std::atomic<bool> cancelled{false};
+  // The client has its answer (the result, or the time limit's error): nothing more is sent.
+  std::atomic<bool> answered{false};
+  uint64_t deadline = 0;  // the call's entry in the server's deadlines, 0 for none
 
   // Marks the call cancelled and runs the plugin's cancel handler once.
   void cancel();

@@ -4,6 +4,7 @@
 #include <toolhost/sdk/strings.hpp>
 
 #include "host/log.hpp"
+#include "host/mcp/fault_log.hpp"
 #include "host/mcp/pagination.hpp"
 #include "host/mcp/uri_template.hpp"
 
@@ -91,6 +92,9 @@ std::optional<catalog::tool_target> catalog::find_tool(std::string_view name) {
 
 bool catalog::call_tool(const tool_target& target, const toolhost_call_t* context, const std::string& name,
                         const std::string& args, sdk::string_writer& out) {
+  // Named in the log should the plugin crash in it (fault_log.hpp).
+  fault_log::in_call running("tool", name, target.tool != nullptr ? target.tool->owner : target.provider->owner,
+                             registry_.server_name());
   if (target.tool != nullptr) {
     target.tool->call(target.tool->user_data, context, args.data(), args.size(), out.raw());
     return true;
@@ -103,6 +107,7 @@ bool catalog::call_unlisted_tool(const toolhost_call_t* context, const std::stri
                                  sdk::string_writer& out) {
   for (const auto& p : registry_.providers()) {
     if (p.desc.call_tool == nullptr) continue;
+    fault_log::in_call running("tool", name, p.owner, registry_.server_name());
     if (p.desc.call_tool(p.desc.user_data, context, name.c_str(), args.data(), args.size(), out.raw())) return true;
     out.take();
   }
@@ -151,22 +156,23 @@ bool catalog::resource_exists(std::string_view uri) {
 
 toolhost_status_t catalog::read_resource(const toolhost_call_t* context, const std::string& uri,
                                          sdk::string_writer& out) {
-  auto attempt = [&](toolhost_resource_read_fn read, void* user_data) {
+  auto attempt = [&](toolhost_resource_read_fn read, void* user_data, const std::string& owner) {
+    fault_log::in_call running("resource", uri, owner, registry_.server_name());
     const toolhost_status_t s = read(user_data, context, uri.c_str(), out.raw());
     if (s == TOOLHOST_ERR_NOT_FOUND) out.take();
     return s;
   };
   for (const auto& r : registry_.resources()) {
     if (r.is_template || r.uri != uri) continue;
-    if (auto s = attempt(r.read, r.user_data); s != TOOLHOST_ERR_NOT_FOUND) return s;
+    if (auto s = attempt(r.read, r.user_data, r.owner); s != TOOLHOST_ERR_NOT_FOUND) return s;
   }
   for (const auto& r : registry_.resources()) {
     if (!r.is_template || !uri_template_matches(r.uri, uri)) continue;
-    if (auto s = attempt(r.read, r.user_data); s != TOOLHOST_ERR_NOT_FOUND) return s;
+    if (auto s = attempt(r.read, r.user_data, r.owner); s != TOOLHOST_ERR_NOT_FOUND) return s;
   }
   for (const auto& p : registry_.providers()) {
     if (p.desc.read_resource == nullptr) continue;
-    if (auto s = attempt(p.desc.read_resource, p.desc.user_data); s != TOOLHOST_ERR_NOT_FOUND) return s;
+    if (auto s = attempt(p.desc.read_resource, p.desc.user_data, p.owner); s != TOOLHOST_ERR_NOT_FOUND) return s;
   }
   return TOOLHOST_ERR_NOT_FOUND;
 }
@@ -182,9 +188,13 @@ std::vector<catalog::listing> catalog::prompts() {
 
 toolhost_status_t catalog::get_prompt(const toolhost_call_t* context, const std::string& name, const std::string& args,
                                       sdk::string_writer& out) {
-  if (const plugins::prompt* p = registry_.find_prompt(name)) return p->get(p->user_data, context, args.c_str(), out.raw());
+  if (const plugins::prompt* p = registry_.find_prompt(name)) {
+    fault_log::in_call running("prompt", name, p->owner, registry_.server_name());
+    return p->get(p->user_data, context, args.c_str(), out.raw());
+  }
   for (const auto& pr : registry_.providers()) {
     if (pr.desc.get_prompt == nullptr) continue;
+    fault_log::in_call running("prompt", name, pr.owner, registry_.server_name());
     const toolhost_status_t s = pr.desc.get_prompt(pr.desc.user_data, context, name.c_str(), args.c_str(), out.raw());
     if (s != TOOLHOST_ERR_NOT_FOUND) return s;
     out.take();

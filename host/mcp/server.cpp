@@ -13,6 +13,7 @@
 #include "host/mcp/jsonrpc.hpp"
 #include "host/mcp/session.hpp"
 #include "host/policy/privacy.hpp"
+#include "host/suggest.hpp"
 
 namespace toolhost::mcp {
 
@@ -25,7 +26,17 @@ server::~server() {
 }
 
 void server::start_loading() {
-  loader_thread_ = std::thread([this] { load(); });
+  loader_thread_ = std::thread([this] {
+    load();
+    // Serving: the log is the only place a person sees these (commands print them themselves).
+    for (const auto& p : config_problems_) {
+      if (p.error) {
+        ::toolhost::log::error("config", p.message);
+      } else {
+        ::toolhost::log::warning("config", p.message);
+      }
+    }
+  });
 }
 
 void server::load_now() { load(); }
@@ -51,11 +62,58 @@ void server::load() {
     }
     instances_.push_back(std::move(inst));
   }
+  check_config();
   {
     std::lock_guard lock(ready_mutex_);
     ready_ = true;
   }
   ready_cv_.notify_all();
+}
+
+std::vector<std::string> server::plugins_not_started() const {
+  std::vector<std::string> out;
+  for (const std::string& id : settings_.plugins) {
+    const auto it = std::find_if(instances_.begin(), instances_.end(),
+                                 [&](const auto& inst) { return inst->lib().id == id; });
+    if (it == instances_.end() || (*it)->status() != plugins::load_status::loaded) out.push_back(id);
+  }
+  return out;
+}
+
+void server::check_config() {
+  policy::known_kinds known;
+  for (const auto& k : registry_.kinds()) known.ids.push_back(k.id);
+  known.not_started = plugins_not_started();
+  known.scope = cat("server '", name(), "'");
+  std::vector<policy::row_problem> problems = policy::unknown_rows(settings_.permissions, known);
+  known.rows_may_belong_elsewhere = !serves_alone_;
+  for (auto& p : policy::unknown_rows(global_.run_permissions, known)) problems.push_back(std::move(p));
+  known.rows_may_belong_elsewhere = true;
+  for (auto& p : policy::unknown_rows(global_.permissions, known)) problems.push_back(std::move(p));
+
+  std::vector<std::string> tool_names;
+  for (const auto& t : registry_.tools()) tool_names.push_back(t.name);
+  for (const auto& [tool, ts] : settings_.tools) {
+    if (registry_.find_tool(tool) != nullptr) continue;
+    policy::row_problem p;
+    p.source = ts.source;
+    p.message = cat(ts.source, ": [servers.", name(), ".tools.", tool, "]: no plugin of server '", name(),
+                    "' registers a tool named '", tool, "'");
+    const std::string guess = closest(tool, tool_names);
+    // A provider's tools (a proxy's upstream) are known only when it lists them.
+    p.error = !guess.empty() || (registry_.providers().empty() && known.not_started.empty());
+    if (!guess.empty()) {
+      append(p.message, "; did you mean '", guess, "'?");
+    } else if (!p.error) {
+      append(p.message, " (it may come from ", registry_.providers().empty() ? "a plugin that did not start" : "a provider",
+             ")");
+    }
+    problems.push_back(std::move(p));
+  }
+  for (const auto& p : problems) {
+    if (p.error && config_error_.empty()) config_error_ = p.message;
+  }
+  config_problems_ = std::move(problems);
 }
 
 bool server::wait_ready(std::chrono::milliseconds timeout) const {
@@ -100,6 +158,10 @@ void server::wait_for_late_instructions() const {
 std::string server::instructions() const {
   wait_for_late_instructions();
   std::string text = registry_.instructions();
+  if (!config_error_.empty()) {
+    text = cat("This server's configuration has an error, so its tools are refused until the user fixes it: ",
+               config_error_, text.empty() ? "" : "\n\n", text);
+  }
   for (const auto& p : registry_.providers()) {
     if (p.desc.instructions == nullptr) continue;
     sdk::string_writer out;

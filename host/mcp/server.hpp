@@ -18,10 +18,12 @@
 
 #include "host/config/config.hpp"
 #include "host/mcp/catalog.hpp"
+#include "host/mcp/deadlines.hpp"
 #include "host/mcp/worker_pool.hpp"
 #include "host/plugins/instance.hpp"
 #include "host/plugins/loader.hpp"
 #include "host/plugins/registry.hpp"
+#include "host/policy/permission_rows.hpp"
 
 namespace toolhost::mcp {
 
@@ -54,6 +56,7 @@ class server final : public plugins::host_events {
   mcp::catalog& catalog() { return catalog_; }
   const std::vector<std::unique_ptr<plugins::instance>>& instances() const { return instances_; }
   worker_pool& workers() { return workers_; }
+  mcp::deadlines& deadlines() { return deadlines_; }
   const std::string& home() const { return home_; }
 
   // The effective setting of a permission kind in this server.
@@ -62,6 +65,18 @@ class server final : public plugins::host_events {
   // Server instructions: what the plugins registered plus what providers offer now, after
   // waiting (bounded by each provider's instructions_wait_ms) for late ones to be announced.
   std::string instructions() const;
+
+  // What the configuration gets wrong that only the plugins' registrations reveal (a permission
+  // row naming no kind, settings for a tool nobody serves), known once loading finished.
+  // Errors refuse every tool call with config_error(): a typo in a row meant to refuse a tool
+  // must not leave it allowed. Warnings are logged only.
+  const std::vector<policy::row_problem>& config_problems() const { return config_problems_; }
+  const std::string& config_error() const { return config_error_; }
+  // This server is the only one the process serves, so --allow/--deny/--ask rows must name its
+  // kinds (with several, each row belongs to one of them). Call before loading.
+  void set_serves_alone(bool alone) { serves_alone_ = alone; }
+  // The plugins of this server that did not start (not found, not trusted, init failed...).
+  std::vector<std::string> plugins_not_started() const;
 
   void attach(session* s);
   void detach(session* s);
@@ -73,6 +88,7 @@ class server final : public plugins::host_events {
 
  private:
   void load();
+  void check_config();
   void wait_for_late_instructions() const;
   template <class F>
   void for_each_session(F&& fn);
@@ -83,6 +99,9 @@ class server final : public plugins::host_events {
   plugins::registry registry_;
   std::vector<std::unique_ptr<plugins::instance>> instances_;
   std::string home_;
+  std::vector<policy::row_problem> config_problems_;
+  std::string config_error_;
+  bool serves_alone_ = false;
 
   std::atomic<bool> ready_{false};
   mutable std::mutex ready_mutex_;
@@ -100,6 +119,7 @@ class server final : public plugins::host_events {
   mcp::catalog catalog_;
 
   worker_pool workers_;
+  mcp::deadlines deadlines_;
   bool shut_down_ = false;
 };
 

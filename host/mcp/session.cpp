@@ -15,7 +15,9 @@
 #include "host/mcp/call_context.hpp"
 #include "host/mcp/jsonrpc.hpp"
 #include "host/mcp/session_params.hpp"
+#include "host/mcp/request_checks.hpp"
 #include "host/policy/privacy.hpp"
+#include "host/utf8.hpp"
 
 namespace toolhost::mcp {
 namespace {
@@ -102,6 +104,17 @@ std::string session::client_capabilities_json() const {
 
 void session::send(const sink& to, outgoing message) {
   if (closed_) return;
+  // Every byte the server sends passes here: answers, progress, logs, list changes and requests
+  // to the client alike get the privacy filter and the UTF-8 repair.
+  if (server_.settings().privacy.hide_home_in_paths && !server_.home().empty()) {
+    message.json = policy::hide_home_in_message(std::move(message.json), server_.home());
+  }
+  if (utf8::first_invalid(message.json) != std::string::npos) {
+    if (!warned_utf8_.exchange(true)) {
+      log::warning("session", "a plugin sent text that is not UTF-8; its bad bytes reach the client as U+FFFD");
+    }
+    message.json = utf8::repaired(message.json);
+  }
   to(std::move(message));
 }
 
@@ -109,6 +122,15 @@ void session::send(const sink& to, outgoing message) {
 
 handled session::handle(std::string_view text, const sink& reply) {
   handled out;
+  // JSON text is UTF-8 (RFC 8259): anything else is refused whole, so no malformed byte of it is
+  // ever handed to a plugin or echoed in an error.
+  if (const size_t bad = utf8::first_invalid(text); bad != std::string_view::npos) {
+    out.parse_error = true;
+    send(reply, {jsonrpc::error_message("null", jsonrpc::kParseError,
+                                        cat("Parse error: the message is not valid UTF-8 (byte ", bad, ")")),
+                 "", false});
+    return out;
+  }
   rapidjson::Document doc;
   doc.Parse(text.data(), text.size());
   if (doc.HasParseError()) {
@@ -120,7 +142,7 @@ handled session::handle(std::string_view text, const sink& reply) {
     return out;
   }
   if (!doc.IsArray()) {
-    handle_one(doc, reply, nullptr, out);
+    handle_one(doc, text, -1, reply, nullptr, out);
     return out;
   }
   // Batches exist only in 2025-03-26; every other version sends one message at a time.
@@ -133,7 +155,8 @@ handled session::handle(std::string_view text, const sink& reply) {
     return out;
   }
   auto b = std::make_shared<batch>();
-  for (const auto& item : doc.GetArray()) handle_one(item, reply, b, out);
+  int index = 0;
+  for (const auto& item : doc.GetArray()) handle_one(item, text, index++, reply, b, out);
   std::string combined;
   {
     std::lock_guard lock(b->mutex);
@@ -145,8 +168,8 @@ handled session::handle(std::string_view text, const sink& reply) {
   return out;
 }
 
-void session::handle_one(const rapidjson::Value& message, const sink& reply, const std::shared_ptr<batch>& b,
-                         handled& out) {
+void session::handle_one(const rapidjson::Value& message, std::string_view text, int index, const sink& reply,
+                         const std::shared_ptr<batch>& b, handled& out) {
   auto request = std::make_shared<request_context>();
   request->id = "null";
   request->reply = reply;
@@ -196,6 +219,13 @@ void session::handle_one(const rapidjson::Value& message, const sink& reply, con
   }
   out.requests.push_back(request->id);
   out.is_initialize = out.is_initialize || method_name == "initialize";
+  // Any request may ask for progress; MCP's ProgressToken is a string or an integer.
+  const rapidjson::Value* meta = params != nullptr ? sdk::member(*params, "_meta") : nullptr;
+  if (const rapidjson::Value* token = meta != nullptr ? sdk::member(*meta, "progressToken") : nullptr) {
+    auto token_text = progress_token_text(*token, text, index);
+    if (!token_text.ok()) return respond_error(request, jsonrpc::kInvalidParams, view(token_text.status().message()));
+    request->progress_token = *std::move(token_text);
+  }
   const auto it = methods().find(method_name);
   if (it == methods().end()) {
     return respond_error(request, jsonrpc::kMethodNotFound, cat("Method not found: ", method_name));
@@ -293,6 +323,11 @@ void session::forget_call(const std::string& id) {
   calls_.erase(id);
 }
 
+void session::forget_call(const std::shared_ptr<call_state>& call) {
+  std::lock_guard lock(mutex_);
+  if (auto it = calls_.find(call->id); it != calls_.end() && it->second == call) calls_.erase(it);
+}
+
 void session::cancel_request(const std::string& id_json, std::string_view why) {
   std::shared_ptr<call_state> call;
   {
@@ -303,18 +338,6 @@ void session::cancel_request(const std::string& id_json, std::string_view why) {
   if (!call) return;
   log::debug("session", cat(why, " ", call->name, " (request ", call->id, ")"));
   call->cancel();
-}
-
-std::string session::filtered(std::string json) const {
-  if (!server_.settings().privacy.hide_home_in_paths || server_.home().empty() ||
-      json.find(server_.home()) == std::string::npos) {
-    return json;
-  }
-  rapidjson::Document doc;
-  doc.Parse(json.c_str(), json.size());
-  if (doc.HasParseError()) return json;
-  policy::hide_home(doc, doc.GetAllocator(), server_.home());
-  return sdk::to_json(doc);
 }
 
 // ---- Lifecycle and small methods --------------------------------------------------------------
@@ -345,6 +368,7 @@ void session::initialize(const request_ptr& request, const rapidjson::Value* par
   result += '}';
   log::debug("session", cat("initialized with protocol ", version, " (client asked for ", requested, ")"));
   respond(request, result);
+  initialize_answered_ = true;
 }
 
 void session::ping(const request_ptr& request, const rapidjson::Value*) { respond(request, "{}"); }
@@ -394,7 +418,10 @@ void session::close(int grace_ms) {
 // ---- Server to client -----------------------------------------------------------------------
 
 void session::send_notification(const std::string& json) {
-  if (initialized_) send(notifications_, {json, "", false});
+  // A plugin may announce changes while initialize waits for it (a proxy whose upstream is
+  // starting): the client lists everything after the handshake anyway, and nothing may precede
+  // the initialize result.
+  if (initialize_answered_) send(notifications_, {json, "", false});
 }
 
 void session::send_log(toolhost_log_level_t level, std::string_view logger, std::string_view data_json) {
@@ -419,6 +446,7 @@ void session::resource_updated(std::string_view uri) {
 }
 
 void session::send_progress(call_state& call, double progress, double total, const char* message) {
+  if (call.answered) return;  // its time limit answered it already
   std::string params = cat(R"({"progressToken":)", call.progress_token, R"(,"progress":)", progress);
   if (total >= 0) append(params, R"(,"total":)", total);
   if (message != nullptr) append(params, R"(,"message":)", sdk::quote(message));

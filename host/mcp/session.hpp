@@ -62,6 +62,7 @@ struct request_context {
   std::string id;                // JSON text of the client's id ("null" for a message without one)
   sink reply;                    // where its answer and everything related to it go
   std::shared_ptr<struct batch> batch;  // 2025-03-26 batches: the answers gathered into one reply
+  std::string progress_token;    // params._meta.progressToken as the client wrote it; empty if none
 };
 using request_ptr = std::shared_ptr<const request_context>;
 
@@ -115,7 +116,10 @@ class session : public std::enable_shared_from_this<session> {
   session(server& srv, sink notifications);
 
   // ---- Framing and dispatch (session.cpp) ----
-  void handle_one(const rapidjson::Value& message, const sink& reply, const std::shared_ptr<batch>& b, handled& out);
+  // `text` is the raw message (`index` the item's place in a batch, or -1), for what the parsed
+  // value loses: integers past 64 bits.
+  void handle_one(const rapidjson::Value& message, std::string_view text, int index, const sink& reply,
+                  const std::shared_ptr<batch>& b, handled& out);
   void handle_notification(const std::string& method, const rapidjson::Value* params);
   void handle_response(const rapidjson::Value& message);
   void respond(const request_ptr& request, const std::string& result_json);
@@ -124,8 +128,10 @@ class session : public std::enable_shared_from_this<session> {
   // limit of requests in flight.
   void run_async(const request_ptr& request, std::function<void()> work);
   void forget_call(const std::string& id);  // a tools/call that will not run
+  // A tools/call that ended: forgotten unless its id already belongs to a newer call.
+  void forget_call(const std::shared_ptr<call_state>& call);
+  // Every message the session sends goes through here: the privacy filter and the UTF-8 repair.
   void send(const sink& to, outgoing message);
-  std::string filtered(std::string json) const;
 
   // ---- Lifecycle and small methods (session.cpp) ----
   void initialize(const request_ptr& request, const rapidjson::Value* params);
@@ -136,6 +142,8 @@ class session : public std::enable_shared_from_this<session> {
   void tools_list(const request_ptr& request, const rapidjson::Value* params);
   void tools_call(const request_ptr& request, const rapidjson::Value* params);
   std::string run_tool(const std::shared_ptr<call_state>& call, const std::string& args);
+  // The call's time limit passed: answers it with a tool error and cancels it.
+  void time_out(const std::shared_ptr<call_state>& call, uint32_t limit_ms);
   std::string finish_result(const std::shared_ptr<call_state>& call, std::string raw);
 
   // ---- Resources, prompts, completion (session_resources.cpp) ----
@@ -156,6 +164,9 @@ class session : public std::enable_shared_from_this<session> {
   sink notifications_;
   const session_limits limits_;
   std::atomic<bool> initialized_{false};
+  // The initialize result has gone out: nothing may precede it, so notifications wait for this.
+  std::atomic<bool> initialize_answered_{false};
+  std::atomic<bool> warned_utf8_{false};
   std::atomic<bool> closed_{false};
   std::atomic<size_t> in_flight_{0};
   mutable std::mutex mutex_;  // guards everything below

@@ -58,7 +58,7 @@ void session::resources_read(const request_ptr& request, const rapidjson::Value*
       return respond_error(request, jsonrpc::kInternalError,
                            cat("Could not read ", uri, ": the plugin's answer is not a JSON object (a ReadResourceResult)"));
     }
-    if (s == TOOLHOST_OK) return respond(request, filtered(out.take()));
+    if (s == TOOLHOST_OK) return respond(request, out.take());
     if (s == TOOLHOST_ERR_NOT_FOUND) {
       return respond_error(request, jsonrpc::kResourceNotFound, cat("Resource not found: ", uri),
                            cat(R"({"uri":)", sdk::quote(uri), "}"));
@@ -141,7 +141,7 @@ void session::prompts_get(const request_ptr& request, const rapidjson::Value* pa
       return respond_error(request, jsonrpc::kInternalError,
                            cat("Prompt ", name, " failed: the plugin's answer is not a JSON object (a GetPromptResult)"));
     }
-    if (s == TOOLHOST_OK) return respond(request, filtered(out.take()));
+    if (s == TOOLHOST_OK) return respond(request, out.take());
     if (s == TOOLHOST_ERR_NOT_FOUND) return respond_error(request, jsonrpc::kInvalidParams, cat("Unknown prompt: ", name));
     if (s == TOOLHOST_ERR_INVALID_ARGUMENT) {
       return respond_error(request, jsonrpc::kInvalidParams, out.text().empty() ? "Invalid prompt arguments" : out.text());

@@ -10,11 +10,11 @@
 #include "host/log.hpp"
 #include "host/mcp/call_context.hpp"
 #include "host/mcp/jsonrpc.hpp"
+#include "host/mcp/request_checks.hpp"
 #include "host/mcp/session.hpp"
 #include "host/mcp/session_params.hpp"
 #include "host/policy/approval.hpp"
 #include "host/policy/permissions.hpp"
-#include "host/policy/privacy.hpp"
 
 namespace toolhost::mcp {
 
@@ -32,17 +32,21 @@ void session::tools_call(const request_ptr& request, const rapidjson::Value* par
   if (arguments != nullptr && !arguments->IsObject()) {
     return respond_error(request, jsonrpc::kInvalidParams, "Invalid params: \"arguments\" must be an object");
   }
+  // A C plugin would see only the part before a NUL (the debugger's `open` opened that prefix):
+  // refused here, once for every plugin.
+  if (arguments != nullptr) {
+    if (auto where = nul_byte_in(*arguments)) {
+      return respond(request, sdk::result::error(cat("The argument ", *where, " contains a NUL byte (\\u0000), ",
+                                                     "which no path, name or command can hold; send it without one."))
+                                  .to_json());
+    }
+  }
   auto call = std::make_shared<call_state>();
   call->id = request->id;
   call->name = name;
   call->request = request;
-  if (const rapidjson::Value* meta = object_param(params, "_meta")) {
-    call->meta_json = sdk::to_json(*meta);
-    if (const rapidjson::Value* token = sdk::member(*meta, "progressToken");
-        token != nullptr && (token->IsString() || token->IsNumber())) {
-      call->progress_token = sdk::to_json(*token);
-    }
-  }
+  call->progress_token = request->progress_token;
+  if (const rapidjson::Value* meta = object_param(params, "_meta")) call->meta_json = sdk::to_json(*meta);
   const std::string args = arguments != nullptr ? sdk::to_json(*arguments) : "{}";
   {
     std::lock_guard lock(mutex_);
@@ -51,9 +55,19 @@ void session::tools_call(const request_ptr& request, const rapidjson::Value* par
                            cat("Invalid Request: request id ", request->id, " is already in use"));
     }
   }
+  // The limit counts from now: a call queued behind a tool that never returns is answered too.
+  if (const uint32_t limit = server_.settings().call_timeout_for(name); limit > 0) {
+    std::weak_ptr<session> weak = weak_from_this();
+    call->deadline = server_.deadlines().add(deadlines::clock::now() + std::chrono::milliseconds(limit),
+                                             [weak, call, limit] {
+                                               if (auto self = weak.lock()) self->time_out(call, limit);
+                                             });
+  }
   run_async(request, [this, request, call, args] {
     std::string result = run_tool(call, args);
-    forget_call(call->id);
+    if (call->deadline != 0) server_.deadlines().remove(call->deadline);
+    forget_call(call);
+    if (call->answered.exchange(true)) return;  // its time limit answered it already
     if (call->cancelled) {  // the client gave up on it: nothing more is sent for this request
       send(request->reply, {"", request->id, true});
       return;
@@ -65,6 +79,11 @@ void session::tools_call(const request_ptr& request, const rapidjson::Value* par
 
 // The CallToolResult of one call, or "" when no plugin serves the name.
 std::string session::run_tool(const std::shared_ptr<call_state>& call, const std::string& args) {
+  if (!server_.config_error().empty()) {
+    return sdk::result::error(cat("toolhost refuses the tools of server '", server_.name(),
+                                  "' until the user fixes its configuration: ", server_.config_error()))
+        .to_json();
+  }
   catalog& tools = server_.catalog();
   call_context context(shared_from_this(), call);
   const auto target = tools.find_tool(call->name);
@@ -92,8 +111,14 @@ std::string session::run_tool(const std::shared_ptr<call_state>& call, const std
   if (call->cancelled) return "{}";
 
   sdk::string_writer out;
-  std::unique_lock<std::mutex> serial;
-  if (target->tool != nullptr && target->tool->serial) serial = std::unique_lock<std::mutex>(*target->tool->serial);
+  std::unique_lock<std::timed_mutex> serial;
+  if (target->tool != nullptr && target->tool->serial) {
+    serial = std::unique_lock<std::timed_mutex>(*target->tool->serial, std::defer_lock);
+    // Its turn may never come (a call before it that never returns): wait while it is wanted.
+    while (!serial.try_lock_for(std::chrono::milliseconds(50))) {
+      if (call->cancelled) return "{}";
+    }
+  }
   if (call->cancelled) return "{}";  // cancelled while it waited for its turn
   if (!tools.call_tool(*target, context.raw(), call->name, args, out)) return "";
   return finish_result(call, out.take());
@@ -109,10 +134,23 @@ std::string session::finish_result(const std::shared_ptr<call_state>& call, std:
                                   " returned an invalid result (not an MCP CallToolResult); this is a bug in its plugin."))
         .to_json();
   }
-  if (server_.settings().privacy.hide_home_in_paths && !server_.home().empty()) {
-    policy::hide_home(doc, doc.GetAllocator(), server_.home());
-  }
-  return sdk::to_json(doc);
+  // One message is one line on stdio: a result written over several lines is made compact.
+  if (raw.find_first_of("\r\n") != std::string::npos) return sdk::to_json(doc);
+  return raw;
+}
+
+void session::time_out(const std::shared_ptr<call_state>& call, uint32_t limit_ms) {
+  if (call->answered.exchange(true)) return;
+  forget_call(call);
+  log::warning("session", cat("tool ", call->name, " (request ", call->id, ") did not finish within ", limit_ms,
+                              " ms; answered with an error and cancelled"));
+  respond(call->request,
+          sdk::result::error(cat("The tool ", call->name, " did not finish within ", limit_ms,
+                                 " ms (call_timeout_ms of server '", server_.name(),
+                                 "'), so toolhost stopped waiting and asked it to stop. It may still be busy; calls ",
+                                 "of it that wait their turn meanwhile time out the same way."))
+              .to_json());
+  call->cancel();
 }
 
 }  // namespace toolhost::mcp

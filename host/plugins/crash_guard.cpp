@@ -23,6 +23,17 @@ void on_fault(int sig) {
 
 }  // namespace
 
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGILL: return "SIGILL";
+    case SIGFPE: return "SIGFPE";
+    case SIGABRT: return "SIGABRT";
+    default: return "a signal";
+  }
+}
+
 int run_guarded(const std::function<void()>& fn) {
   // One guarded init at a time: the handlers are process-wide.
   static std::mutex mutex;

@@ -11,4 +11,8 @@ namespace toolhost::plugins {
 // SIGBUS, SIGILL, SIGFPE, SIGABRT) that interrupted it. Faults on other threads are not caught.
 int run_guarded(const std::function<void()>& fn);
 
+// "SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT", or "a signal". Async-signal-safe: the fatal
+// signal handler of host/mcp/fault_log.cpp names its signal with it too.
+const char* signal_name(int sig);
+
 }  // namespace toolhost::plugins

@@ -322,17 +322,6 @@ const void* get_service(const toolhost_host_t*, const char* id) {
   return nullptr;
 }
 
-const char* signal_name(int sig) {
-  switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGILL: return "SIGILL";
-    case SIGFPE: return "SIGFPE";
-    case SIGABRT: return "SIGABRT";
-    default: return "a signal";
-  }
-}
-
 }  // namespace
 
 instance::instance(library& lib, registry& reg, host_events& events, std::string server_name, std::string config_dir,

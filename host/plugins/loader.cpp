@@ -13,6 +13,7 @@
 #include <absl/strings/str_cat.h>
 
 #include "host/log.hpp"
+#include "host/policy/file_trust.hpp"
 #include "host/plugins/abi_struct.hpp"
 
 namespace toolhost::plugins {
@@ -104,6 +105,7 @@ void check_entry(library& lib) {
 std::string_view to_string(load_status s) {
   switch (s) {
     case load_status::loaded: return "loaded";
+    case load_status::untrusted: return "not trusted";
     case load_status::not_shared_library: return "not a shared library";
     case load_status::missing_symbol: return "missing symbol";
     case load_status::no_entry_symbol: return "no entry symbol";
@@ -123,7 +125,14 @@ library* loader::open(const std::string& path) {
   }
   auto lib = std::make_unique<library>();
   lib->path = path;
-  {
+  // Checked before dlopen, which runs the library's constructors.
+  absl::Status trusted = policy::check_trusted(fs::path(path).parent_path().string(), "plugin folder");
+  if (trusted.ok()) trusted = policy::check_trusted(path, "plugin");
+  if (!trusted.ok()) {
+    lib->status = load_status::untrusted;
+    lib->message = std::string(trusted.message());
+  }
+  if (lib->status == load_status::loaded) {
     std::lock_guard lock(g_dl_mutex);
     try {
       // RTLD_NOW: an unresolved symbol fails here, with a message, not later in a call.
@@ -198,7 +207,8 @@ library* loader::find(std::string_view id) {
     std::error_code ec;
     if (fs::is_regular_file(p, ec)) {
       library* l = open(p.string());
-      if (l->id == id) return l;
+      // <id>.so is that plugin, even when it could not be opened: its status says why.
+      if (l->id == id || (l->id.empty() && l->status != load_status::loaded)) return l;
     }
   }
   load_all();

@@ -17,6 +17,7 @@ namespace toolhost::plugins {
 
 enum class load_status {
   loaded,               // opened and its entry checked; init runs per server
+  untrusted,            // the file or its folder may be changed by another user: never opened
   not_shared_library,   // dlopen refused it
   missing_symbol,       // dlopen found a symbol that nothing loaded defines
   no_entry_symbol,      // a library, but not a toolhost plugin

@@ -57,7 +57,8 @@ absl::Status registry::add_tool(tool t) {
     return absl::InvalidArgumentError(cat("tool '", t.name, "' names permission kind '", t.permission_kind,
                                                    "', which is not registered; register the kind first"));
   }
-  if ((t.flags & TOOLHOST_TOOL_CONCURRENT) == 0) t.serial = std::make_shared<std::mutex>();
+  if ((t.flags & TOOLHOST_TOOL_CONCURRENT) == 0) t.serial = std::make_shared<std::timed_mutex>();
+  tool_index_.emplace(t.name, tools_.size());
   tools_.push_back(std::move(t));
   return absl::OkStatus();
 }
@@ -100,6 +101,8 @@ void registry::withdraw(std::string_view owner) {
   auto owned = [owner](const auto& item) { return item.owner == owner; };
   erase_if_owner(kinds_, owned);
   erase_if_owner(tools_, owned);
+  tool_index_.clear();
+  for (size_t i = 0; i < tools_.size(); ++i) tool_index_.emplace(tools_[i].name, i);
   erase_if_owner(resources_, owned);
   erase_if_owner(prompts_, owned);
   erase_if_owner(transports_, owned);
@@ -108,10 +111,8 @@ void registry::withdraw(std::string_view owner) {
 }
 
 const tool* registry::find_tool(std::string_view name) const {
-  for (const auto& t : tools_) {
-    if (t.name == name) return &t;
-  }
-  return nullptr;
+  auto it = tool_index_.find(name);
+  return it == tool_index_.end() ? nullptr : &tools_[it->second];
 }
 
 const permission_kind* registry::find_kind(std::string_view id) const {

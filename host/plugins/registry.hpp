@@ -9,6 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include <functional>
+#include <unordered_map>
+
 #include <absl/status/status.h>
 
 #include <toolhost/plugin.h>
@@ -33,7 +36,9 @@ struct tool {
   bool has_output_schema = false;
   toolhost_tool_call_fn call = nullptr;
   void* user_data = nullptr;
-  std::shared_ptr<std::mutex> serial;  // held around each call unless TOOLHOST_TOOL_CONCURRENT
+  // Held around each call unless TOOLHOST_TOOL_CONCURRENT; timed, so that a call waiting for its
+  // turn behind one that never ends can give up when it is cancelled or times out.
+  std::shared_ptr<std::timed_mutex> serial;
 };
 
 struct resource {
@@ -105,6 +110,13 @@ class registry {
   std::string server_name_;
   std::vector<permission_kind> kinds_;
   std::vector<tool> tools_;
+  // name -> index in tools_: a plugin may register 100,000 tools, and a scan per registration
+  // made that quadratic (30 s before the first tools/list).
+  struct name_hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, size_t, name_hash, std::equal_to<>> tool_index_;
   std::vector<resource> resources_;
   std::vector<prompt> prompts_;
   std::vector<transport> transports_;

@@ -104,6 +104,22 @@ TEST_CASE("truncated Windows dumps give clear errors and never crash", "[windump
   }
 }
 
+TEST_CASE("a Windows dump that holds no physical memory is refused with the field at fault", "[windump]") {
+  std::vector<uint8_t> full = t::generate_dump(t::sample_system(1));
+  auto put = [&](uint64_t at, uint64_t value, size_t size) { std::memcpy(full.data() + at, &value, size); };
+  put(0x088, 0, 4);  // PhysicalMemoryBlock.NumberOfRuns
+  put(0x090, 0, 8);  // PhysicalMemoryBlock.NumberOfPages
+  CHECK(parse_error(full) ==
+        "bad Windows dump: PhysicalMemoryBlock.NumberOfRuns is 0: the dump holds no physical memory, so there is "
+        "nothing to debug in it");
+
+  t::dump_spec bitmap = t::sample_system(5);
+  bitmap.pages.clear();
+  CHECK(parse_error(t::generate_dump(bitmap)) ==
+        "bad Windows dump: bitmap header TotalPresentPages is 0: the dump holds no physical memory, so there is "
+        "nothing to debug in it");
+}
+
 TEST_CASE("every header field perturbed gives a clear error or a correct read", "[windump]") {
   const uint32_t type = GENERATE(1u, 5u, 6u, 8u, 9u, 10u);
   CAPTURE(type);

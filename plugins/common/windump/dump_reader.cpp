@@ -59,6 +59,12 @@ absl::Status parse_full(std::span<const uint8_t> file, std::vector<page_run>& ru
   const uint64_t base = L::kOffPhysicalMemoryBlock;
   const uint32_t number_of_runs = load<uint32_t>(file, base);
   const uint64_t number_of_pages = load<uint64_t>(file, base + 8);
+  if (number_of_runs == 0 || number_of_pages == 0) {
+    // Windows writes every physical page of a complete dump; an empty run list is a broken or
+    // hand-made file, and opening it would give a target where every read fails.
+    return bad(number_of_runs == 0 ? "PhysicalMemoryBlock.NumberOfRuns" : "PhysicalMemoryBlock.NumberOfPages",
+               "is 0: the dump holds no physical memory, so there is nothing to debug in it");
+  }
   if (number_of_runs > L::kMaxRuns) {
     return bad("PhysicalMemoryBlock.NumberOfRuns", absl::StrFormat("is %u; the 700-byte descriptor holds at most %u",
                                                                    number_of_runs, L::kMaxRuns));
@@ -147,6 +153,7 @@ absl::Status parse_bitmap(std::span<const uint8_t> file, std::vector<page_run>& 
   if (count != total_present) {
     return bad("bitmap header TotalPresentPages", absl::StrFormat("is %u but the bitmap has %u bits set", total_present, count));
   }
+  if (count == 0) return bad("bitmap header TotalPresentPages", "is 0: the dump holds no physical memory, so there is nothing to debug in it");
   pages = count;
   return absl::OkStatus();
 }

@@ -1,6 +1,7 @@
 // libFuzzer over the session layer: any bytes as one incoming message, after initialize, must
 // never crash the host; answers go to a sink that drops them. No plugin is loaded, so the
-// fuzzer exercises framing, dispatch and parameter checking.
+// fuzzer exercises framing, dispatch and parameter checking, and (the server hides the home
+// folder) the privacy filter and UTF-8 repair on every answer that echoes the input.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -11,7 +12,8 @@
 
 namespace {
 struct world {
-  toolhost::config::config cfg = *toolhost::config::parse("[servers.fuzz]\nplugins = []\n", "fuzz.toml", "/");
+  toolhost::config::config cfg = *toolhost::config::parse("[servers.fuzz]\nplugins = []\n[servers.fuzz.privacy]\nhide_home_in_paths = true\n",
+                                                           "fuzz.toml", "/");
   toolhost::plugins::loader loader{{}};
   toolhost::mcp::server srv{cfg, *cfg.find_server("fuzz"), loader};
   world() { srv.load_now(); }

@@ -8,10 +8,22 @@ build=$1 example=$2 work=$3
 rm -rf "$work"
 mkdir -p "$work/outside"
 prefix="$work/prefix"
-cmake --install "$build" --prefix "$prefix" >/dev/null
+# Under the loosest umask the installed tree still loads: toolhost refuses plugins and folders
+# that others may write to, so the install sets its own modes.
+(umask 000 && cmake --install "$build" --prefix "$prefix" >/dev/null)
 
-# The installed default configuration finds the installed plugins.
-XDG_CONFIG_HOME="$work/xdg" "$prefix/bin/toolhost" check-config --config "$prefix/share/toolhost/toolhost.toml"
+# Test fixtures stay in the build tree.
+for fixture in conformance bench-echo; do
+  if [[ -e "$prefix/lib/toolhost/plugins/$fixture.so" ]]; then
+    echo "the test fixture $fixture.so was installed" >&2
+    exit 1
+  fi
+done
+
+# Without --config, the installed toolhost finds the default installed beside it, and only it.
+export XDG_CONFIG_HOME="$work/xdg" XDG_CONFIG_DIRS="$work/xdg-dirs" HOME="$work/home"
+mkdir -p "$work/home/config" && echo 'plugin_dirs = ["/nonexistent"]' > "$work/home/config/toolhost.toml"
+(cd "$work/home" && "$prefix/bin/toolhost" plugins) | grep -qE '^example +1\.0\.0 +1\.0 +loaded +1 +-$'
 
 # A plugin of its own, outside the repository: the example with another id and tool name.
 sed -e 's/TOOLHOST_PLUGIN("example"/TOOLHOST_PLUGIN("outside"/' -e 's/plugin.tool("count")/plugin.tool("count_outside")/' \
@@ -23,8 +35,11 @@ set(CMAKE_CXX_STANDARD 20)
 find_package(toolhost 0.1 REQUIRED)
 toolhost_add_plugin(outside outside.cpp)
 CMAKE
-cmake -S "$work/outside" -B "$work/outside/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$work/outside/build" >/dev/null
+# Built under umask 000 as well: toolhost_add_plugin takes group and other write off the library
+# and its folder.
+(umask 000 &&
+  cmake -S "$work/outside" -B "$work/outside/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+  cmake --build "$work/outside/build" >/dev/null)
 test -f "$work/outside/build/plugins/outside.so"
 
 cat > "$work/outside.toml" <<TOML
@@ -32,7 +47,10 @@ plugin_dirs = ["$work/outside/build/plugins"]
 [servers.outside]
 plugins = ["outside"]
 TOML
-"$prefix/bin/toolhost" plugins --config "$work/outside.toml" | grep -E '^outside +1\.0\.0 +1\.0 +count_outside +example\.count +- +loaded$'
+table=$("$prefix/bin/toolhost" plugins --config "$work/outside.toml")
+grep -qE '^outside +1\.0\.0 +1\.0 +loaded +1 +-$' <<< "$table"
+grep -qE '^example\.count +allow +outside +Count numbers$' <<< "$table"
+"$prefix/bin/toolhost" tools --config "$work/outside.toml" --server outside | grep -qE '^count_outside +outside +example\.count \(allow\) +Counts from 1'
 
 reply=$(printf '%s\n' \
   '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}' \

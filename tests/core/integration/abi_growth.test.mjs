@@ -15,16 +15,17 @@ const textOf = (result) => result.content.map((c) => c.text).join("");
 
 test("toolhost plugins: shorter and longer structs load; a used extra field, a missing factory and a bad entry are refused", async () => {
   // Exits 0: the shorter entry has no deinit, and the host never calls the poisoned one beyond it.
-  const { stdout } = await run(TOOLHOST, ["plugins", "--config", FIXTURES_CONFIG]);
-  const rows = Object.fromEntries(
-    stdout.split("\n").slice(1).filter((l) => l && !l.startsWith(" ")).map((l) => [l.split(/\s+/)[0], l]),
-  );
-  assert.match(rows["fixture-shorter"], /shorter_echo.*loaded$/);
-  assert.match(rows["fixture-longer"], /longer_echo.*loaded$/);
-  assert.match(rows["fixture-longer-used"], /init failed$/);
-  assert.match(rows["fixture-shorter-transport"], /init failed$/);
-  assert.match(rows["fixture-bad-entry.so"], /bad entry$/);
-  const problems = stdout.slice(stdout.indexOf("Problems:"));
+  const { stdout } = await run(TOOLHOST, ["plugins", "--config", FIXTURES_CONFIG, "--json"]);
+  const listed = JSON.parse(stdout);
+  const byId = Object.fromEntries(listed.plugins.map((p) => [p.id || p.file.split("/").pop(), p]));
+  assert.equal(byId["fixture-shorter"].status, "loaded");
+  assert.ok(byId["fixture-shorter"].tools.includes("shorter_echo"));
+  assert.equal(byId["fixture-longer"].status, "loaded");
+  assert.ok(byId["fixture-longer"].tools.includes("longer_echo"));
+  assert.equal(byId["fixture-longer-used"].status, "init failed");
+  assert.equal(byId["fixture-shorter-transport"].status, "init failed");
+  assert.equal(byId["fixture-bad-entry.so"].status, "bad entry");
+  const problems = listed.problems.join("\n");
   assert.match(problems, /plugin 'fixture-longer-used' \(.*\): toolhost_tool_desc_t sets a field this toolhost does not know \(byte \d+ of \d+; this toolhost's toolhost_tool_desc_t has \d+\): the plugin needs a newer toolhost, or must leave that field zero/);
   assert.match(problems, /plugin 'fixture-shorter-transport' \(.*\): a transport needs a kind, a name and a factory/);
   assert.ok(

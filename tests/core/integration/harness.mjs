@@ -1,15 +1,16 @@
 // Shared by the core integration tests: spawns toolhost over stdio with the official MCP
 // TypeScript SDK client and keeps every raw message the server sent.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 export const TOOLHOST = process.env.TOOLHOST;
 export const EXAMPLE_CONFIG = process.env.EXAMPLE_CONFIG;
 export const FIXTURES_CONFIG = process.env.FIXTURES_CONFIG;
+export const FAULTS_CONFIG = process.env.FAULTS_CONFIG;
 
-// Connects to `toolhost --config CONFIG --server SERVER`. `capabilities` are the client's;
-// `received` collects every message from the server, in order.
-export async function connect({ config = EXAMPLE_CONFIG, server = "example", capabilities = {}, onElicit } = {}) {
+// Connects to `toolhost --config CONFIG --server SERVER ARGS...`. `capabilities` are the client's;
+// `received` collects every message from the server, in order; `env` adds to the environment.
+export async function connect({ config = EXAMPLE_CONFIG, server = "example", capabilities = {}, onElicit, env, args = [] } = {}) {
   const client = new Client({ name: "toolhost-core-test", version: "1.0.0" }, { capabilities });
   if (onElicit) {
     const { ElicitRequestSchema } = await import("@modelcontextprotocol/sdk/types.js");
@@ -17,7 +18,8 @@ export async function connect({ config = EXAMPLE_CONFIG, server = "example", cap
   }
   const transport = new StdioClientTransport({
     command: TOOLHOST,
-    args: ["--config", config, "--server", server],
+    args: ["--config", config, "--server", server, ...args],
+    env: env ? { ...getDefaultEnvironment(), ...env } : undefined,
     stderr: "pipe",
   });
   const received = [];

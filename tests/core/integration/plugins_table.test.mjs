@@ -11,21 +11,23 @@ const FIXTURE_DIR = process.env.FIXTURE_DIR;
 
 test("toolhost plugins prints one row per file and one sentence per problem", async () => {
   const { stdout } = await run(TOOLHOST, ["plugins", "--config", FIXTURES_CONFIG]);
-  const rows = Object.fromEntries(
-    stdout.split("\n").slice(1).filter((l) => l && !l.startsWith(" ") && !l.startsWith("Problems")).map((l) => [l.split(/\s+/)[0], l]),
-  );
-  assert.match(stdout, /^PLUGIN\s+VERSION\s+ABI\s+TOOLS\s+PERMISSION KINDS\s+TRANSPORTS\s+STATUS/);
-  assert.match(rows["example"], /^example\s+1\.0\.0\s+1\.0\s+count\s+example\.count\s+-\s+loaded$/);
-  assert.match(rows["fixture-good"], /fixture_echo\s+fixture\.echo\s+-\s+loaded$/);
-  assert.match(rows["not-a-plugin.so"], /not a shared library$/);
-  assert.match(rows["fixture-no-entry.so"], /no entry symbol$/);
-  assert.match(rows["fixture-missing-symbol.so"], /missing symbol$/);
-  assert.match(rows["fixture-abi-major.so"], /2\.0 .*wrong ABI$/);
-  assert.match(rows["fixture-abi-minor.so"], /1\.99 .*wrong ABI$/);
-  assert.match(rows["fixture-init-fails"], /init failed$/);
-  assert.match(rows["fixture-init-throws"], /init failed$/);
-  assert.match(rows["fixture-init-crashes"], /init crashed$/);
-  assert.match(rows["fixture-duplicate-tool"], /duplicate name$/);
+  assert.match(stdout, /^PLUGIN\s+VERSION\s+ABI\s+STATUS\s+TOOLS\s+TRANSPORTS\n/);
+  // A table a terminal shows without wrapping; the long sentences come below it.
+  const table = stdout.slice(0, stdout.indexOf("\n\n"));
+  for (const line of table.split("\n")) assert.ok(line.length <= 120, `row too wide (${line.length}): ${line}`);
+  const rows = Object.fromEntries(table.split("\n").slice(1).map((l) => [l.split(/\s+/)[0], l]));
+  assert.match(rows["example"], /^example\s+1\.0\.0\s+1\.0\s+loaded\s+1\s+-$/);
+  assert.match(rows["fixture-good"], /^fixture-good\s+0\.0\.1\s+1\.0\s+loaded\s+1\s+-$/);
+  assert.match(rows["not-a-plugin.so"], /\snot a shared library\s/);
+  assert.match(rows["fixture-no-entry.so"], /\sno entry symbol\s/);
+  assert.match(rows["fixture-missing-symbol.so"], /\smissing symbol\s/);
+  assert.match(rows["fixture-abi-major.so"], /\s2\.0\s+wrong ABI\s/);
+  assert.match(rows["fixture-abi-minor.so"], /\s1\.99\s+wrong ABI\s/);
+  assert.match(rows["fixture-init-fails"], /\sinit failed\s/);
+  assert.match(rows["fixture-init-throws"], /\sinit failed\s/);
+  assert.match(rows["fixture-init-crashes"], /\sinit crashed\s/);
+  assert.match(rows["fixture-duplicate-tool"], /\sduplicate name\s/);
+  assert.match(stdout, /\nPERMISSION KIND\s+DEFAULT\s+PLUGIN\s+LABEL\nexample\.count\s+allow\s+example\s+Count numbers\n/);
 
   const problems = stdout.slice(stdout.indexOf("Problems:"));
   const expect = [
@@ -40,6 +42,38 @@ test("toolhost plugins prints one row per file and one sentence per problem", as
     "tool 'count' of plugin 'fixture-duplicate-tool' is already registered by plugin 'example'",
   ];
   for (const e of expect) assert.ok(problems.includes(e), `missing: ${e}\n${problems}`);
+});
+
+test("toolhost plugins --json says the same, and --server keeps to that server's plugins", async () => {
+  const all = JSON.parse((await run(TOOLHOST, ["plugins", "--config", FIXTURES_CONFIG, "--json"])).stdout);
+  const byId = Object.fromEntries(all.plugins.filter((p) => p.id).map((p) => [p.id, p]));
+  assert.deepEqual(byId["example"].tools, ["count"]);
+  assert.deepEqual(byId["example"].permissionKinds, [{ id: "example.count", label: "Count numbers", default: "allow" }]);
+  assert.equal(byId["fixture-init-crashes"].status, "init crashed");
+  assert.match(byId["fixture-init-crashes"].problem, /crashed in init with SIGSEGV/);
+  assert.ok(all.plugins.some((p) => p.file.endsWith("/not-a-plugin.so") && p.status === "not a shared library"));
+
+  // example.toml's server "example" serves one plugin, though its folders hold the fixtures too.
+  const one = JSON.parse((await run(TOOLHOST, ["plugins", "--config", EXAMPLE_CONFIG, "--server", "example", "--json"])).stdout);
+  assert.deepEqual(one.plugins.map((p) => p.id), ["example"]);
+  assert.deepEqual(one.problems, []);
+  const table = (await run(TOOLHOST, ["plugins", "--config", EXAMPLE_CONFIG, "--server", "example"])).stdout;
+  assert.doesNotMatch(table, /fixture/);
+  await assert.rejects(run(TOOLHOST, ["plugins", "--config", EXAMPLE_CONFIG, "--server", "exmaple"]), (e) => {
+    assert.equal(e.code, 2);
+    assert.match(e.stderr, /^toolhost: no server named 'exmaple' in .*example\.toml; did you mean 'example'\?/);
+    return true;
+  });
+});
+
+test("toolhost tools --server NAME lists what an agent gets, with each tool's permission", async () => {
+  const { stdout } = await run(TOOLHOST, ["tools", "--config", EXAMPLE_CONFIG, "--server", "example-never"]);
+  assert.match(stdout, /^TOOL\s+PLUGIN\s+PERMISSION\s+DESCRIPTION\ncount\s+example\s+example\.count \(never\)\s+Counts from 1 up to `to`/);
+  const json = JSON.parse((await run(TOOLHOST, ["tools", "--config", EXAMPLE_CONFIG, "--server", "example", "--json"])).stdout);
+  assert.equal(json.server, "example");
+  assert.deepEqual(json.tools.map((t) => [t.name, t.plugin, t.permissionKind, t.permission]), [["count", "example", "example.count", "allow"]]);
+  assert.equal(json.tools[0].tool.name, "count");
+  assert.equal(json.tools[0].tool.inputSchema.type, "object");
 });
 
 test("the good plugins are served next to the broken ones, page by page", async () => {

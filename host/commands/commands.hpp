@@ -1,4 +1,4 @@
-// The three things toolhost does: serve a server over stdio, list plugins, check the config.
+// What toolhost does: serve a server (stdio or HTTP), list plugins or tools, check the config.
 #pragma once
 
 #include "host/cli.hpp"
@@ -8,6 +8,7 @@ namespace toolhost::commands {
 // Each returns the process exit code.
 int serve(const cli::options& options);
 int plugins(const cli::options& options);
+int tools(const cli::options& options);
 int check_config(const cli::options& options);
 
 }  // namespace toolhost::commands

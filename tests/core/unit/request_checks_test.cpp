@@ -1,0 +1,37 @@
+#include <catch2/catch.hpp>
+
+#include <toolhost/sdk/json.hpp>
+
+#include "host/mcp/request_checks.hpp"
+
+using toolhost::mcp::nul_byte_in;
+using toolhost::mcp::progress_token_text;
+
+TEST_CASE("a NUL byte anywhere in the arguments is found with its path", "[request]") {
+  auto doc = toolhost::sdk::parse_json(R"({"a":"x","files":[{"name":"ok"},{"name":"b\u0000c"}]})");
+  REQUIRE(doc);
+  CHECK(nul_byte_in(*doc) == "files[1].name");
+  doc = toolhost::sdk::parse_json(R"({"k\u0000":1})");
+  CHECK(nul_byte_in(*doc) == "k\\u0000");
+  doc = toolhost::sdk::parse_json(R"({"a":"\u0001","b":[1,"two"]})");
+  CHECK_FALSE(nul_byte_in(*doc).has_value());
+}
+
+TEST_CASE("progress tokens: strings and integers as written, floats refused", "[request]") {
+  auto token_of = [](const std::string& message, int index = -1) {
+    auto doc = toolhost::sdk::parse_json(message);
+    REQUIRE(doc);
+    const rapidjson::Value* m = index < 0 ? &*doc : &(*doc)[index];
+    return progress_token_text((*m)["params"]["_meta"]["progressToken"], message, index);
+  };
+  CHECK(*token_of(R"({"params":{"_meta":{"progressToken":"t"}}})") == "\"t\"");
+  CHECK(*token_of(R"({"params":{"_meta":{"progressToken":-3}}})") == "-3");
+  CHECK(*token_of(R"({"params":{"_meta":{"progressToken":18446744073709551615}}})") == "18446744073709551615");
+  CHECK(*token_of(R"({"params":{"_meta":{"progressToken":1180591620717411303424}}})") == "1180591620717411303424");
+  CHECK(*token_of(R"([{"params":{"_meta":{"progressToken":1}}},{"params":{"_meta":{"progressToken":99999999999999999999999}}}])", 1) ==
+        "99999999999999999999999");
+  CHECK_FALSE(token_of(R"({"params":{"_meta":{"progressToken":1.5}}})").ok());
+  CHECK_FALSE(token_of(R"({"params":{"_meta":{"progressToken":1e30}}})").ok());
+  CHECK_FALSE(token_of(R"({"params":{"_meta":{"progressToken":true}}})").ok());
+  CHECK_FALSE(token_of(R"({"params":{"_meta":{"progressToken":null}}})").ok());
+}
