@@ -79,7 +79,9 @@ absl::StatusOr<std::vector<session::frame>> session::walk_stack(size_t max_frame
   std::vector<frame> frames;
   // Appends `f` and the inline frames inside it (innermost first; each outer one is at its
   // inline's call site). Returns the entry of the out-of-line function, 0 when unknown.
+  size_t groups = 0;
   auto expand = [&](frame f) -> uint64_t {
+    f.group = groups++;
     // A return address is the instruction after the call: its line and inline scopes are those
     // of the call (pc - 1), as gdb takes them. The signal trampoline is entered at its start.
     const uint64_t lookup = f.activation || f.signal_trampoline ? f.ip : f.ip - 1;
@@ -152,26 +154,37 @@ std::vector<variable_value> session::frame_variables(const std::vector<frame>& f
                                                      const stack_reader& memory) {
   const frame& f = frames[index];
   if (f.source == nullptr || f.mod == nullptr) return {};
-  frame_query q;
-  q.offset = f.ip - f.mod->base;
-  q.activation = f.activation;
-  q.regs = f.regs;
-  q.inline_depth = f.inline_depth;
-  q.memory = &memory;
-  // The caller (the next frame on the stack) answers for values at the function's entry.
-  frame_query caller;
-  for (size_t i = index + 1; i < frames.size(); ++i) {
+  auto query_of = [&](const frame& g) {
+    frame_query q;
+    q.offset = g.ip - g.mod->base;
+    q.activation = g.activation;
+    q.regs = g.regs;
+    q.inline_depth = g.inline_depth;
+    q.memory = &memory;
+    return q;
+  };
+  // The callers, one per frame group after this one (an inline chain or a tail-call frame is a
+  // group), answer for values at a function's entry through their call sites; the chain ends at
+  // a frame without debug information.
+  std::vector<frame_query> callers;
+  std::vector<const symbol_source*> sources;
+  size_t group = f.group;
+  for (size_t i = index + 1; i < frames.size() && callers.size() < 16; ++i) {
     const frame& c = frames[i];
-    if (c.physical == f.physical) continue;
-    if (c.mod != nullptr && c.source != nullptr) {
-      caller.offset = c.ip - c.mod->base;
-      caller.activation = c.activation;
-      caller.regs = c.regs;
-      caller.memory = &memory;
-      q.caller = &caller;
-      q.caller_source = c.source;
-    }
-    break;
+    if (c.group == group) continue;
+    group = c.group;
+    if (c.mod == nullptr || c.source == nullptr) break;
+    callers.push_back(query_of(c));
+    sources.push_back(c.source);
+  }
+  for (size_t i = 0; i + 1 < callers.size(); ++i) {
+    callers[i].caller = &callers[i + 1];
+    callers[i].caller_source = sources[i + 1];
+  }
+  frame_query q = query_of(f);
+  if (!callers.empty()) {
+    q.caller = &callers[0];
+    q.caller_source = sources[0];
   }
   return f.source->variables(q);
 }
@@ -370,7 +383,8 @@ absl::Status session::cmd_dv(const std::string& name, std::string_view args) {
     else if (!word.empty() && word[0] == '/') return usage_error(name, "unknown option " + word + " (dv takes /t, /i and /V)");
     else pattern = word;
   }
-  auto frames = walk_stack(selected_frame_ + 1);
+  // The callers too: values at a function's entry come from their call sites.
+  auto frames = walk_stack(selected_frame_ + 0x20);
   if (!frames.ok()) return frames.status();
   if (selected_frame_ >= frames->size()) return absl::NotFoundError("the selected frame is no longer on the stack");
   const frame& f = (*frames)[selected_frame_];

@@ -125,13 +125,22 @@ class dwarf_source final : public symbol_source {
   }
 
   std::vector<variable_value> variables(const frame_query& q) const override {
-    dwarf::frame_view frame = view(q, *this);
-    dwarf::frame_view caller;
-    if (const auto* source = dynamic_cast<const dwarf_source*>(q.caller_source); source != nullptr && q.caller) {
-      caller = view(*q.caller, *source);
-      frame.caller = &caller;
-      frame.caller_module = source->debug_.get();
+    // The frame and its callers (for values at entry), as far as they have DWARF sources.
+    std::vector<dwarf::frame_view> chain;
+    chain.reserve(17);
+    chain.push_back(view(q, *this));
+    std::vector<const dwarf_source*> owners{this};
+    for (const frame_query* c = &q; c->caller != nullptr && chain.size() < 17; c = c->caller) {
+      const auto* source = dynamic_cast<const dwarf_source*>(c->caller_source);
+      if (source == nullptr) break;
+      chain.push_back(view(*c->caller, *source));
+      owners.push_back(source);
     }
+    for (size_t i = 0; i + 1 < chain.size(); ++i) {
+      chain[i].caller = &chain[i + 1];
+      chain[i].caller_module = owners[i + 1]->debug_.get();
+    }
+    const dwarf::frame_view& frame = chain.front();
     std::vector<variable_value> out;
     for (auto& v : debug_->variables(frame, reader_of(q.memory))) {
       variable_value o;

@@ -123,6 +123,7 @@ class session final : public expression_context {
     bool signal_trampoline = false; // the kernel's signal return path (gdb: <signal handler called>)
     unwind_registers regs;          // the physical frame's registers, as far as the walk knows them
     size_t physical = 0;            // index of the physical frame
+    size_t group = 0;               // frames of one physical frame's inline chain share a group; a tail call has its own
     size_t inline_depth = 0;        // 0: the innermost function at ip; 1: the one it is inlined into ...
     bool inlined = false;           // an inline function's frame
     bool tail_call = false;         // a function that tail-called the frame below (no frame of its own)

@@ -22,36 +22,19 @@
 #include "stack_tools.hpp"
 #include "tool_answer.hpp"
 
+using toolhost::testing::base_name;
+using toolhost::testing::frame_name;
 using toolhost::testing::unpack;
 
 namespace {
-
-struct frame_name {
-  std::string function;
-  std::string file;  // base name
-  int line = 0;
-  bool operator==(const frame_name&) const = default;
-};
-
-std::ostream& operator<<(std::ostream& o, const frame_name& f) { return o << f.function << " " << f.file << ":" << f.line; }
-
-std::string base_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 // gdb's frames at the stop; writes a core of that stop to `core`.
 std::vector<frame_name> gdb_frames(const std::string& program, const std::string& stop, const std::string& core) {
   const std::string text = toolhost::testing::gdb_batch(
       program, {"set backtrace past-main on", "handle SIGUSR1 nostop noprint", "break main", "run", "break *" + stop,
                 "continue", "bt", "gcore " + core});
-  std::vector<frame_name> frames;
-  const std::regex row(R"(^#\d+\s+(?:0x[0-9a-f]+ in )?(<signal handler called>|\S+)(?: \(.*\))?(?: at (\S+):(\d+))?)");
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    std::smatch m;
-    if (!std::regex_search(line, m, row)) continue;
-    frames.push_back({m[1], m[2].matched ? base_name(m[2]) : "", m[3].matched ? std::stoi(m[3]) : 0});
-  }
   UNSCOPED_INFO("gdb:\n" << text);
-  return frames;
+  return toolhost::testing::parse_backtrace(text);
 }
 
 struct our_frame {
@@ -210,4 +193,31 @@ TEST_CASE("k equals gdb's bt in a signal handler", "[stack]") {
     INFO(program);
     compare_at(program, "on_usr1", exe + "!on_usr1");
   }
+}
+
+TEST_CASE("a cycle or runaway in the unwind data ends with a bounded frame count", "[stack]") {
+  toolhost::testing::gdbserver_process server(CFI_LOOPS_PROGRAM);
+  auto tools = toolhost::testing::make_stack_tools();
+  REQUIRE_FALSE(unpack(tools->open("gdb", server.address(), "")).error);
+  auto frame_count = [&](const std::string& k) {
+    auto a = unpack(tools->command(k, 20000, "json", [] { return false; }));
+    INFO(a.text);
+    REQUIRE_FALSE(a.error);
+    auto doc = toolhost::sdk::parse_json(a.structured);
+    REQUIRE(doc);
+    return (*doc)["result"]["frames"].Size();
+  };
+  // After runaway's first byte, so that a return address equal to the pc still lies inside it.
+  const std::string exe = toolhost::debugger::module_name_of(CFI_LOOPS_PROGRAM);
+  auto stop = unpack(tools->command("bp " + exe + "!runaway+1; bp " + exe + "!standstill+1; g", 20000, "text",
+                                    [] { return false; }));
+  REQUIRE(stop.text.find("Breakpoint 0 hit") != std::string::npos);
+  // runaway's caller is always runaway, 16 bytes higher: the walk goes on until the count asked.
+  INFO(stop.text);
+  CHECK(frame_count("k") == 0x40);
+  CHECK(frame_count("k 0x400") == 0x400);
+  auto next = unpack(tools->command("g", 20000, "text", [] { return false; }));
+  REQUIRE(next.text.find("Breakpoint 1 hit") != std::string::npos);
+  // standstill's caller would have its stack pointer: the walk ends after the first frame.
+  CHECK(frame_count("k") == 1);
 }

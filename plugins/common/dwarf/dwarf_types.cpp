@@ -238,7 +238,7 @@ void die_type_table::make_from(types::type& t, Dwarf_Die* die) const {
             m.name = name_of(&child);
           }
           m.offset = member_offset(&child);
-          if (auto bits = unsigned_attr(&child, DW_AT_bit_size); bits && *bits > 0 && *bits < 256) {
+          if (auto bits = unsigned_attr(&child, DW_AT_bit_size); bits && *bits > 0 && *bits <= 64) {
             m.bit_length = static_cast<uint8_t>(*bits);
             const types::type* storage_type = nested(m.type);
             uint64_t unit = storage_type != nullptr ? storage_type->size : 0;
@@ -247,7 +247,7 @@ void die_type_table::make_from(types::type& t, Dwarf_Die* die) const {
               // DWARF 4+: bits from the start of the structure; the field's storage unit is the
               // aligned unit of its type's size that holds its first bit.
               m.offset = *data_bit / (unit * 8) * unit;
-              m.bit_position = static_cast<uint8_t>(*data_bit - m.offset * 8);
+              m.bit_position = static_cast<uint8_t>(*data_bit - m.offset * 8);  // < unit * 8 <= 128
             } else if (auto msb = unsigned_attr(&child, DW_AT_bit_offset)) {
               // DWARF 2/3: counted from the storage unit's most significant bit.
               const uint64_t storage = unsigned_attr(&child, DW_AT_byte_size).value_or(unit);

@@ -37,7 +37,7 @@ struct module_debug::state {
 
 namespace {
 
-constexpr int kRegSp = 7;
+constexpr int kRegSp = 7, kRegPc = 16;
 
 int no_elf(Dwfl_Module*, void**, const char*, Dwarf_Addr, char**, Elf**) { return -1; }
 
@@ -364,8 +364,11 @@ std::optional<unwind_result> module_debug::unwind_step(uint64_t pc, bool activat
       nops = 0;
       if (dwarf_frame_register(frame, n, mem, &ops, &nops) != 0) continue;
       if (nops == 0) {
-        if (ops == nullptr) r.caller.value[n] = regs.value[n];  // same value
-        continue;                                                // undefined
+        // Same value, or no rule. As gdb does, a register the CFI leaves without a rule keeps
+        // the callee's value (libdw's x86-64 defaults call rbx undefined, which GCC's CFI never
+        // means); only the return address, undefined in the outermost frame, ends the walk.
+        if (ops == nullptr || n != kRegPc) r.caller.value[n] = regs.value[n];
+        continue;
       }
       auto where = evaluate(std::span<const Dwarf_Op>(ops, nops), context);
       if (!where.ok()) continue;
@@ -513,7 +516,7 @@ std::optional<uint64_t> site_return_pc(Dwarf_Die* site) {
 bool is_tail_call(Dwarf_Die* site) { return flag_attr(site, DW_AT_call_tail_call) || flag_attr(site, DW_AT_GNU_tail_call); }
 
 std::optional<uint64_t> call_site_value(const frame_context& callee, int reg, int depth) {
-  if (depth > 4) return std::nullopt;  // entry values inside entry values: give up early
+  if (depth > 16) return std::nullopt;  // entry values through at most 16 callers
   const frame_view* caller = callee.frame->caller;
   const module_debug* module = callee.frame->caller_module;
   if (caller == nullptr || module == nullptr || caller->activation) return std::nullopt;

@@ -38,6 +38,12 @@ std::string json_quote(std::string_view s) {
 
 std::string hex(uint64_t v) { return absl::StrFormat("0x%x", v); }
 
+// A bitfield's bits out of its storage unit (a position past 64 bits, from a bad file, reads 0).
+uint64_t bitfield(uint64_t unit, const member& m) {
+  if (m.bit_position >= 64) return 0;
+  return (unit >> m.bit_position) & (m.bit_length >= 64 ? ~0ull : ((1ull << m.bit_length) - 1));
+}
+
 // "0xffffa704`3f68e440" (64-bit) or "0x3f68e440" (32-bit), as WinDbg prints pointers.
 std::string pointer_text(uint64_t v, uint32_t size) {
   if (size == 4) return absl::StrFormat("0x%08x", v & 0xffffffffu);
@@ -142,8 +148,57 @@ class renderer {
   dt_output value_only() {
     std::string json;
     std::string text = value_text(r_.id, *r_.address, 0, 0, json);
-    json = json.empty() ? "{}" : "{" + json.substr(1) + "}";
-    return dt_output{std::move(text), std::move(json)};
+    return dt_output{std::move(text), value_json(r_.id, *r_.address, 0)};
+  }
+
+  // A value's JSON decoding, structures and arrays with their members (4 levels, 64 elements).
+  std::string value_json(type_id id, uint64_t address, int depth) {
+    id = strip_aliases(t_, id);
+    const type* t = id == kNoType ? nullptr : &t_.get(id);
+    if (t != nullptr && depth < 4 && (t->k == kind::structure || t->k == kind::union_) && !t->incomplete) {
+      std::string out = "{\"fields\":[";
+      bool first = true;
+      member_json(*t, address, depth, out, first);
+      return out + "]}";
+    }
+    if (t != nullptr && depth < 4 && t->k == kind::array && t->count > 0) {
+      const type_id et = strip_aliases(t_, t->target);
+      const type* e = et == kNoType ? nullptr : &t_.get(et);
+      const bool text = e != nullptr && e->k == kind::base &&
+                        (e->enc == encoding::signed_char || e->enc == encoding::unsigned_char || e->enc == encoding::wide_char);
+      if (e != nullptr && !text) {
+        std::string out = "{\"elements\":[";
+        for (uint64_t i = 0; i < std::min<uint64_t>(t->count, 64); ++i) {
+          out += (i ? "," : "") + value_json(et, address + i * e->size, depth + 1);
+        }
+        return out + "]}";
+      }
+    }
+    std::string json;
+    value_text(id, address, depth, 0, json);
+    return json.empty() ? "{}" : "{" + json.substr(1) + "}";
+  }
+
+  void member_json(const type& st, uint64_t address, int depth, std::string& out, bool& first) {
+    for (const member& m : st.members) {
+      const type_id mt = strip_aliases(t_, m.type);
+      const type* t = mt == kNoType ? nullptr : &t_.get(mt);
+      if (m.name.empty() && t != nullptr && (t->k == kind::structure || t->k == kind::union_)) {
+        member_json(*t, address + m.offset, depth, out, first);  // an anonymous member's fields are the parent's
+        continue;
+      }
+      out += std::string(first ? "" : ",") + "{\"name\":" + json_quote(m.base_class ? "__BaseClass" : m.name) + ",\"value\":";
+      first = false;
+      if (m.bit_length > 0) {
+        const size_t unit = t != nullptr && t->size > 0 && t->size <= 8 ? t->size : 4;
+        auto v = load(address + m.offset, unit);
+        const uint64_t bits = v ? bitfield(*v, m) : 0;
+        out += v ? "{\"value\":" + json_quote(hex(bits)) + "}" : "{\"value\":null}";
+      } else {
+        out += value_json(mt, address + m.offset, depth + 1);
+      }
+      out += "}";
+    }
   }
 
  private:
@@ -173,6 +228,7 @@ class renderer {
 
   // Reads `n` bytes at `address` (from the block when it holds them).
   bool read(uint64_t address, void* out, size_t n) {
+    if (n == 0) return true;  // a zero-length array or an empty type: nothing to copy
     if (address >= block_at_ && address - block_at_ <= block_.size() && block_.size() - (address - block_at_) >= n) {
       std::memcpy(out, block_.data() + (address - block_at_), n);
       return true;
@@ -262,7 +318,7 @@ class renderer {
           line(head + "??");
           json_ += ",\"value\":null";
         } else {
-          const uint64_t bits = (*v >> m.bit_position) & (m.bit_length >= 64 ? ~0ull : ((1ull << m.bit_length) - 1));
+          const uint64_t bits = bitfield(*v, m);
           std::string binary = "0y";
           for (int i = m.bit_length - 1; i >= 0; --i) binary += ((bits >> i) & 1) ? '1' : '0';
           line(head + binary);
