@@ -326,6 +326,7 @@ kd_server::send_result kd_server::send_data(uint16_t type, const std::vector<uin
           // kddll's KdReceivePacket waiting for an ACK: any data packet means the debugger has
           // moved on, so it holds ours; its packet is not taken but asked for again (RESEND).
           if (f->what == frame::kind::bad_data) ++stats_.bad_frames;
+          if (type == PACKET_TYPE_KD_DEBUG_IO) ++stats_.prints_superseded;  // the debugger never saw it
           send_control(PACKET_TYPE_KD_RESEND, 0);
           current_id_ = (current_id_ ^ 1) & ~SYNC_PACKET_ID;
           return send_result::acked;
@@ -783,10 +784,11 @@ void kd_server::handle_control_line(int fd, const std::string& line) {
     std::snprintf(buf, sizeof(buf),
                   "frames=%" PRIu64 " dropped=%" PRIu64 " corrupted=%" PRIu64 " delayed=%" PRIu64 " reordered=%" PRIu64
                   " retransmits=%" PRIu64 " resend_requests=%" PRIu64 " bad_frames=%" PRIu64 " duplicates=%" PRIu64
-                  " requests=%" PRIu64 " reboots=%" PRIu64 " state_changes=%" PRIu64 " injected=%" PRIu64,
+                  " requests=%" PRIu64 " reboots=%" PRIu64 " state_changes=%" PRIu64 " injected=%" PRIu64
+                  " prints_superseded=%" PRIu64,
                   stats_.frames, stats_.dropped, stats_.corrupted, stats_.delayed, stats_.reordered, stats_.retransmits,
                   stats_.resend_requests, stats_.bad_frames, stats_.duplicates, stats_.requests, stats_.reboots,
-                  stats_.state_changes, stats_.injected);
+                  stats_.state_changes, stats_.injected, stats_.prints_superseded);
     answer = buf;
   } else if (cmd == "requests") {
     // requests: "total=N Name=N ..." (ApiNumbers without a name as hex); requests reset: zero them.

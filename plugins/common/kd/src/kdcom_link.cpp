@@ -110,9 +110,19 @@ absl::Status kdcom_link::send(uint16_t type, std::span<const uint8_t> payload) {
       if (!got->has_value()) break;  // timed out: send again
       kdcom_frame& f = **got;
       switch (f.what) {
-        case kdcom_frame::kind::data:
+        case kdcom_frame::kind::data: {
+          const bool print = f.type == kTypeDebugIo;
+          const size_t queued = queue_.size();
           if (auto s = on_data(f); !s.ok()) return s;
+          // A halted target prints only while it carries out a packet of ours: it has ours, and
+          // its ACK was lost. Sending ours again now would be taken by kddll, which waits for
+          // the ACK of that print, as the ACK: the print would be lost for good.
+          if (print && queue_.size() > queued && !queue_.back().target_restarted) {
+            out_id_ = (out_id_ ^ 1u) & ~kSyncPacketId;
+            return absl::OkStatus();
+          }
           break;
+        }
         case kdcom_frame::kind::bad_data:
           count(&link_stats::bad_packets);
           if (auto s = send_control(kTypeResend, 0); !s.ok()) return s;
