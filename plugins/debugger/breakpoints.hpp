@@ -23,6 +23,11 @@ struct breakpoint {
   std::string condition;      // stop only when this MASM expression is non-zero
   std::string expression;     // what the user typed for the address
   uint64_t hits = 0;
+  // bu: the expression is evaluated again whenever the module list changes (a module loaded,
+  // moved or went away); until it resolves the breakpoint is set nowhere.
+  bool deferred = false;
+  bool resolved = true;
+  bool live() const { return enabled && resolved; }
 };
 
 struct temporary_breakpoint {

@@ -31,6 +31,11 @@ const std::vector<command_spec>& command_table() {
        "display memory as bytes, words, dwords, qwords, pointers, dwords+ASCII, ASCII or UTF-16 strings",
        "Without an address the display continues where the last one ended. Counts are in items of the size.",
        run_kind::any, &session::cmd_display},
+      {{"dqs", "dps", "dds"}, "d{q|p|d}s [address [L count | end]]",
+       "display pointers (qwords, pointer-size, dwords) with the symbol each one points at",
+       "Each line is the address, the value and, when a module holds the value, module!symbol+offset. 16 values "
+       "by default.",
+       run_kind::any, &session::cmd_display},
       {{"!db", "!dw", "!dd", "!dq"}, "!d{b|w|d|q} <physical address> [L count | end]",
        "display physical memory (backends that read it: QEMU's gdbstub, memory, dump, KD)", "", run_kind::any,
        &session::cmd_display},
@@ -46,6 +51,11 @@ const std::vector<command_spec>& command_table() {
        &session::cmd_unassemble},
       {{"bp"}, "bp [/1] [/w \"cond\"] <address> [passes] [if <cond> | \"cond\"]", "set a software breakpoint",
        "/1 deletes it when hit; passes stops at that hit; a condition stops only when it is non-zero.",
+       run_kind::halted, &session::cmd_bp},
+      {{"bu"}, "bu [/1] [/w \"cond\"] <module!symbol> [passes] [if <cond> | \"cond\"]",
+       "set a deferred breakpoint: by symbol, set when the symbol becomes known",
+       "The expression is kept and evaluated again whenever the module list changes, so the breakpoint is set "
+       "once its module loads and follows the module if it moves; bl marks an unresolved one 'u'. Options as bp.",
        run_kind::halted, &session::cmd_bp},
       {{"ba"}, "ba <e|r|w><1|2|4|8> <address> [passes]", "set a hardware breakpoint (execute, read/write, write)",
        "", run_kind::halted, &session::cmd_ba},
@@ -71,7 +81,7 @@ const std::vector<command_spec>& command_table() {
        "(* and ?) selects by name.",
        run_kind::halted, &session::cmd_dv},
       {{"lm"}, "lm[v][l][k|u][1m][sm] [m <pattern>] [a <address>]",
-       "list modules and their symbols: (deferred), (export symbols), (no symbols)",
+       "list modules and their symbols: (deferred), (pdb symbols), (export symbols), (no symbols)",
        "v adds each image's facts (path, timestamp, checksum, size, PDB identity); m filters by name (* and ?); a "
        "shows the module holding an address; l only modules with symbols loaded; k / u kernel / user modules; 1m "
        "names only; sm sorted by name. The letters may run on: lmvm nt.",
@@ -80,6 +90,22 @@ const std::vector<command_spec>& command_table() {
        "Without /f every module's symbols are deferred until a command needs them (WinDbg's default); /f loads them "
        "now and shows where each came from; /u unloads them. A module is named as lm names it, or by its image name.",
        run_kind::any, &session::cmd_reload},
+      {{".sympath", ".sympath+"}, ".sympath [path] | .sympath+ <element>", "show or set the symbol path, or append to it",
+       "Elements are separated by ';': a folder; srv*CACHE*URL (a symbol server, downloads kept in CACHE in "
+       "symbol-store layout); srv*URL (cached in the default store, ~/.cache/toolhost/symbols); srv*STORE (a local "
+       "store, one- or two-tier); cache*DIR (later elements' downloads kept in DIR); a bare URL. Without a network, "
+       "point it at a folder that holds the PDBs; modules then fall back to their export symbols for what is missing. "
+       "Set at start from the debugger.symbol_path setting, else _NT_ALT_SYMBOL_PATH and _NT_SYMBOL_PATH.",
+       run_kind::any, &session::cmd_sympath},
+      {{".symfix", ".symfix+"}, ".symfix[+] [cache]", "use Microsoft's symbol server (srv*cache*https://msdl.microsoft.com/download/symbols)",
+       ".symfix replaces the path, .symfix+ appends to it; the cache defaults to ~/.cache/toolhost/symbols.",
+       run_kind::any, &session::cmd_sympath},
+      {{"dt"}, "dt [-r[N]] [-a[N]] [module!]Type [address] [field ...] | dt module!Prefix*",
+       "show a type's layout, or its values at an address, in WinDbg's layout",
+       "-r expands embedded structures N levels (bare -r: 1); -a shows N array elements one per line; fields may be "
+       "names, Prefix* or paths (Pcb.DirectoryTableBase, through pointers when an address is given). Types come from "
+       "PDBs on the symbol path. A pattern lists the types that match.",
+       run_kind::any, &session::cmd_dt},
       {{"ld"}, "ld <module>", "load a module's symbols now", "The module may be a pattern (ld ws*).", run_kind::any,
        &session::cmd_ld},
       {{"ln"}, "ln <address>", "nearest symbols", "", run_kind::any, &session::cmd_ln},

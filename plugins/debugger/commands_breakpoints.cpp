@@ -45,11 +45,22 @@ absl::Status session::cmd_bp(const std::string& name, std::string_view args) {
     }
   }
   skip_blanks(args, pos);
-  if (pos >= args.size()) return usage_error(name, "bp needs an address or symbol");
+  if (pos >= args.size()) return usage_error(name, name + " needs an address or symbol");
   const size_t expression_start = pos;
   auto address = eval_prefix(args, pos);
-  if (!address.ok()) return usage_error(name, std::string(address.status().message()));
-  b.address = *address;
+  if (!address.ok()) {
+    // bu: a symbol not known yet (its module not loaded) makes a deferred breakpoint.
+    size_t word_end = expression_start;
+    const std::string word = take_word(args, word_end);
+    if (name != "bu" || !absl::IsNotFound(evaluate(word, *this).status())) {
+      return usage_error(name, std::string(address.status().message()));
+    }
+    pos = expression_start + word.size();
+    b.resolved = false;
+  } else {
+    b.address = *address;
+  }
+  b.deferred = name == "bu";
   b.expression = std::string(trim(args.substr(expression_start, pos - expression_start)));
   // A pass count, then "if <condition>" or a quoted condition.
   if (pos < args.size() && args[pos] != '"' && !(args.substr(pos).starts_with("if ") || args.substr(pos) == "if")) {
@@ -69,7 +80,7 @@ absl::Status session::cmd_bp(const std::string& name, std::string_view args) {
   if (pos < args.size()) return usage_error(name, "unexpected '" + std::string(args.substr(pos)) + "'");
   // The same place again redefines the breakpoint, as WinDbg does.
   for (auto& existing : breakpoints_) {
-    if (existing.type == TOOLHOST_DT_BP_SOFTWARE && existing.address == b.address) {
+    if (existing.type == TOOLHOST_DT_BP_SOFTWARE && b.resolved && existing.resolved && existing.address == b.address) {
       b.id = existing.id;
       if (!existing.enabled) {
         if (auto s = arm(b); !s.ok()) return s;
@@ -81,6 +92,10 @@ absl::Status session::cmd_bp(const std::string& name, std::string_view args) {
   }
   if (auto s = arm(b); !s.ok()) return s;
   b.id = next_breakpoint_id_++;
+  if (!b.resolved) {
+    out_ += "Breakpoint " + std::to_string(b.id) + " is deferred: '" + b.expression +
+            "' is not known yet; it is set when its module loads.\n";
+  }
   breakpoints_.push_back(b);
   return absl::OkStatus();
 }
@@ -132,7 +147,8 @@ absl::Status session::cmd_bl(const std::string& name, std::string_view args) {
   if (!trim(args).empty()) return usage_error(name, "bl takes no arguments");
   std::string list = "[";
   for (const auto& b : breakpoints_) {
-    std::string line = " " + std::to_string(b.id) + " " + (b.enabled ? "e" : "d") + " " + address_text(b.address);
+    std::string line = " " + std::to_string(b.id) + " " + (b.enabled ? "e" : "d") + (b.resolved ? "" : "u") + " " +
+                       (b.resolved ? address_text(b.address) : std::string(17, ' '));
     if (b.type != TOOLHOST_DT_BP_SOFTWARE) {
       const char access = b.type == TOOLHOST_DT_BP_HARDWARE ? 'e' : b.type == TOOLHOST_DT_BP_WRITE ? 'w' : 'r';
       line += std::string(" ") + access + " " + std::to_string(b.length);
@@ -149,7 +165,8 @@ absl::Status session::cmd_bl(const std::string& name, std::string_view args) {
             std::to_string(b.length) + R"(,"symbol":)" + sdk::quote(sym) + R"(,"passes":)" + std::to_string(b.passes) +
             R"(,"passes_left":)" + std::to_string(b.passes_left) + R"(,"hits":)" + std::to_string(b.hits) +
             R"(,"condition":)" + (b.condition.empty() ? "null" : sdk::quote(b.condition)) + R"(,"one_shot":)" +
-            (b.one_shot ? "true" : "false") + "}";
+            (b.one_shot ? "true" : "false") + R"(,"deferred":)" + (b.deferred ? "true" : "false") + R"(,"resolved":)" +
+            (b.resolved ? "true" : "false") + R"(,"expression":)" + sdk::quote(b.expression) + "}";
   }
   if (breakpoints_.empty()) out_ += "No breakpoints.\n";
   result_json_ = R"({"breakpoints":)" + list + "]}";

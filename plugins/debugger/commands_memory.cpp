@@ -105,9 +105,10 @@ absl::Status session::cmd_display(const std::string& name, std::string_view args
     return absl::UnimplementedError("the " + target_->backend() + " backend cannot read " +
                                     (physical ? "physical" : "virtual") + " memory");
   }
-  const size_t unit = unit_of(base);
+  const bool symbolized = base.size() == 3 && base.back() == 's';  // dds, dqs, dps
+  const size_t unit = symbolized ? (base[1] == 'd' ? 4 : 8) : unit_of(base);
   const bool strings = base == "da" || base == "du";
-  const uint64_t default_count = strings ? 0x100 / unit : (unit == 1 ? 0x80 : 0x80 / unit);
+  const uint64_t default_count = symbolized ? 16 : strings ? 0x100 / unit : (unit == 1 ? 0x80 : 0x80 / unit);
   uint64_t start = 0, count = 0;
   size_t pos = 0;
   if (auto s = parse_range(name, args, pos, unit, default_count, start, count,
@@ -143,6 +144,17 @@ absl::Status session::cmd_display(const std::string& name, std::string_view args
   values += "]";
   result_json_ = R"({"address":)" + sdk::quote(hex(start)) + R"(,"unit":)" + std::to_string(unit) +
                  R"(,"values":)" + values + "}";
+  if (symbolized) {
+    // WinDbg's dqs: "address  value module!symbol+0x10", one value a line.
+    for (size_t i = 0; i + unit <= bytes.size(); i += unit) {
+      const uint64_t v = little_endian(bytes, i, unit);
+      const std::string sym = symbol_of(v);
+      out_ += address_text(start + i) + "  " + (unit == 8 ? address_text(v) : hex_digits(v, 8)) +
+              (sym.empty() ? "" : " " + sym) + "\n";
+    }
+    if (bytes.size() < total) out_ += "(memory from " + address_text(start + bytes.size()) + " on is not readable)\n";
+    return absl::OkStatus();
+  }
   for (size_t offset = 0; offset < total; offset += 16) {
     const uint64_t address = start + offset;
     if (unit == 1) {

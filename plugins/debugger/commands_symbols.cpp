@@ -2,8 +2,11 @@
 #include <algorithm>
 #include <cctype>
 
+#include <cstring>
+
 #include <absl/strings/str_format.h>
 #include <toolhost/sdk/json.hpp>
+#include <toolhost/types/dt.hpp>
 
 #include "command_line.hpp"
 #include "format.hpp"
@@ -297,6 +300,195 @@ absl::Status session::cmd_x(const std::string& name, std::string_view args) {
   if (matches.size() > 2000) out_ += "(more than 2000 symbols match; narrow the pattern)\n";
   if (matches.empty()) out_ += "No symbol matches " + pattern + ".\n";
   result_json_ = json + "]}";
+  return absl::OkStatus();
+}
+
+}  // namespace toolhost::debugger
+
+namespace toolhost::debugger {
+
+absl::Status session::cmd_sympath(const std::string& command, std::string_view args) {
+  std::string name = command;
+  std::string arg(trim(args));
+  // ".sympath+ x" reaches here as ".sympath" with "+ x" (a '+' ends a command name).
+  if (!arg.empty() && arg[0] == '+' && name.back() != '+') {
+    name += '+';
+    arg = std::string(trim(std::string_view(arg).substr(1)));
+  }
+  std::string text = sympath_.text();
+  if (name == ".symfix" || name == ".symfix+") {
+    const std::string element = symbols::symfix_text(arg);
+    text = name == ".symfix" || text.empty() ? element : text + ";" + element;
+  } else if (name == ".sympath+") {
+    if (arg.empty()) return usage_error(name, ".sympath+ needs a path element to append");
+    text = text.empty() ? arg : text + ";" + arg;
+  } else if (!arg.empty()) {
+    text = arg;
+  }
+  const bool changed = text != sympath_.text();
+  if (changed) {
+    if (absl::Status s = set_symbol_path(text); !s.ok()) return usage_error(name, std::string(s.message()));
+  }
+  out_ += "Symbol search path is: " + (sympath_.empty() ? std::string("<empty>") : sympath_.text()) + "\n";
+  if (changed) out_ += "Modules already loaded keep their symbols until .reload.\n";
+  std::string elements = "[";
+  for (const auto& e : sympath_.elements()) {
+    elements += std::string(elements.size() > 1 ? "," : "") + R"({"text":)" + sdk::quote(e.text) + R"(,"server":)" +
+                (e.server.empty() ? "null" : sdk::quote(e.server)) + R"(,"stores":[)";
+    for (size_t i = 0; i < e.stores.size(); ++i) elements += (i ? "," : "") + sdk::quote(e.stores[i]);
+    elements += "]}";
+  }
+  result_json_ = R"({"symbol_path":)" + sdk::quote(sympath_.text()) + R"(,"elements":)" + elements + "]}";
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::pair<const types::type_table*, std::string>> session::find_type(std::string_view name,
+                                                                                     std::optional<types::type_id>& id) {
+  refresh_modules();
+  const auto bang = name.find('!');
+  if (bang != std::string_view::npos) {
+    const module* m = symbols_.find_module(name.substr(0, bang));
+    if (m == nullptr) return absl::NotFoundError("no module named '" + std::string(name.substr(0, bang)) + "' is loaded (lm lists them)");
+    symbols_.ensure_loaded(*m);
+    const std::string type_name(name.substr(bang + 1));
+    for (const auto& source : m->symbols.sources) {
+      const types::type_table* t = source->types();
+      if (t == nullptr) continue;
+      id = t->find(type_name);
+      return std::make_pair(t, m->name);
+    }
+    std::string why = "module " + m->name + " has no type information";
+    if (!m->symbols.problem.empty()) why += " (" + m->symbols.problem + ")";
+    return absl::NotFoundError(why);
+  }
+  // No module: loaded modules first, nt before the others, then the deferred ones.
+  std::vector<const module*> order;
+  for (const auto& m : symbols_.modules()) {
+    if (m.name == "nt") order.insert(order.begin(), &m);
+    else order.push_back(&m);
+  }
+  const types::type_table* any = nullptr;
+  std::string any_module;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const module* m : order) {
+      if ((m->state == symbol_state::loaded) != (pass == 0)) continue;
+      if (pass == 1 && is_elf_module(*m)) continue;
+      symbols_.ensure_loaded(*m);
+      for (const auto& source : m->symbols.sources) {
+        const types::type_table* t = source->types();
+        if (t == nullptr) continue;
+        if (any == nullptr) {
+          any = t;
+          any_module = m->name;
+        }
+        if ((id = t->find(name))) return std::make_pair(t, m->name);
+      }
+    }
+  }
+  if (any == nullptr) return absl::NotFoundError("no module has type information (a PDB on the symbol path gives it: .sympath, .reload)");
+  return std::make_pair(any, any_module);
+}
+
+absl::Status session::cmd_dt(const std::string& name, std::string_view args) {
+  types::dt_options options;
+  size_t pos = 0;
+  std::string type_name;
+  for (;;) {
+    skip_blanks(args, pos);
+    if (pos >= args.size() || args[pos] != '-') break;
+    const std::string option = take_word(args, pos);
+    auto level = [&](size_t prefix, size_t bare) -> std::optional<size_t> {
+      if (option.size() == prefix) return bare;
+      const std::string digits = option.substr(prefix);
+      if (digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+      return static_cast<size_t>(std::stoul(digits));
+    };
+    if (option.rfind("-r", 0) == 0) {
+      auto n = level(2, 1);
+      if (!n || *n > 64) return usage_error(name, "-r takes a depth from 0 to 64 (-r alone: 1)");
+      options.depth = static_cast<int>(*n);
+    } else if (option.rfind("-a", 0) == 0) {
+      auto n = level(2, 16);
+      if (!n || *n == 0) return usage_error(name, "-a takes how many array elements to show (-a alone: 16)");
+      options.array_elements = *n;
+    } else if (option == "-b" || option == "-v" || option == "-y") {
+      // -b (arrays and structures expanded one level), -v and -y: WinDbg's display variants.
+      if (option == "-b") options.array_elements = 16;
+    } else {
+      return usage_error(name, "unknown option " + option);
+    }
+  }
+  type_name = take_word(args, pos);
+  if (type_name.empty()) return usage_error(name, "dt needs a type, e.g. dt nt!_EPROCESS");
+
+  // dt mod!Prefix*: the types whose names match.
+  const auto bang = type_name.find('!');
+  const std::string bare = bang == std::string::npos ? type_name : type_name.substr(bang + 1);
+  if (bare.find_first_of("*?") != std::string::npos) {
+    refresh_modules();
+    const std::string module_pattern = bang == std::string::npos ? "*" : type_name.substr(0, bang);
+    size_t shown = 0, total = 0;
+    std::string json = R"({"types":[)";
+    for (const auto& m : symbols_.modules()) {
+      if (!wildcard_match(module_pattern, m.name)) continue;
+      if (bang == std::string::npos && m.state == symbol_state::deferred) continue;  // only what is loaded
+      symbols_.ensure_loaded(m);
+      for (const auto& source : m.symbols.sources) {
+        const types::type_table* t = source->types();
+        if (t == nullptr) continue;
+        for (const auto& n : types::matching_type_names(*t, bare)) {
+          ++total;
+          if (shown >= 1000) continue;
+          out_ += "          " + m.name + "!" + n + "\n";
+          json += std::string(shown ? "," : "") + sdk::quote(m.name + "!" + n);
+          ++shown;
+        }
+        break;
+      }
+    }
+    if (total > shown) out_ += "(" + std::to_string(total - shown) + " more types match; narrow the pattern)\n";
+    if (total == 0) out_ += "No type matches " + type_name + ".\n";
+    result_json_ = json + "]}";
+    return absl::OkStatus();
+  }
+
+  std::optional<types::type_id> id;
+  auto found = find_type(type_name, id);
+  if (!found.ok()) return found.status();
+  if (!id) return absl::NotFoundError("Symbol " + type_name + " not found.");
+  // An address, then field names (a word that is not an expression is a field).
+  std::optional<uint64_t> address;
+  skip_blanks(args, pos);
+  if (pos < args.size()) {
+    size_t probe = pos;
+    const std::string word = take_word(args, probe);
+    auto value = evaluate(word, *this);
+    if (value.ok()) {
+      address = *value;
+      pos = probe;
+    }
+  }
+  while (pos < args.size()) {
+    const std::string field = take_word(args, pos);
+    if (!field.empty()) options.fields.push_back(field);
+  }
+  if (address && !target_->has(TOOLHOST_DT_CAP_READ_VIRTUAL)) {
+    return absl::UnimplementedError("the " + target_->backend() + " backend cannot read virtual memory");
+  }
+  const std::string qualified = found->second + "!" + (bang == std::string::npos ? type_name : type_name.substr(bang + 1));
+  types::dt_request request{*found->first, *id, qualified, address};
+  request.options = options;
+  request.read = [this](uint64_t a, std::span<uint8_t> out) -> size_t {
+    auto bytes = target_->read(a, out.size());
+    if (!bytes.ok()) return 0;
+    std::memcpy(out.data(), bytes->data(), bytes->size());
+    return bytes->size();
+  };
+  request.describe = [this](uint64_t a) { return symbol_of(a); };
+  auto rendered = types::render_dt(request);
+  if (!rendered.ok()) return rendered.status();
+  out_ += rendered->text;
+  result_json_ = rendered->json;
   return absl::OkStatus();
 }
 

@@ -51,7 +51,16 @@ std::string setting(const sdk::plugin& plugin, const char* name) {
 
 absl::Status init(sdk::plugin& plugin) {
   toolhost::debugger::launch_settings launch{setting(plugin, "backend"), setting(plugin, "connect"),
-                                            setting(plugin, "key")};
+                                            setting(plugin, "key"), setting(plugin, "symbol_path")};
+  if (auto path = toolhost::symbols::symbol_path::parse(launch.symbol_path); !path.ok()) {
+    return absl::InvalidArgumentError("debugger setting symbol_path: " + std::string(path.status().message()));
+  }
+  if (const auto* t = sdk::member(plugin.settings(), "symbol_timeout_ms")) {
+    if (!t->IsInt64() || t->GetInt64() < 100 || t->GetInt64() > 600000) {
+      return absl::InvalidArgumentError("debugger setting symbol_timeout_ms: a number of milliseconds from 100 to 600000");
+    }
+    launch.symbol_timeout_ms = t->GetInt64();
+  }
   // Backends register after us, so they are looked up when a session opens.
   const sdk::plugin* self = &plugin;
   auto& tools = plugin.keep(std::make_shared<debugger_tools>(
@@ -89,7 +98,10 @@ absl::Status init(sdk::plugin& plugin) {
                    .permission("debugger.command")
                    .handler([&tools](const sdk::args& a, sdk::call& call) {
                      return tools.command(a.string("line"), a.integer("timeout_ms", 0), a.string("format", "text"),
-                                          [&call] { return call.cancelled(); });
+                                          [&call] { return call.cancelled(); },
+                                          [&call](double done, double total, const std::string& message) {
+                                            call.progress(done, total, message);
+                                          });
                    });
       !s.ok()) {
     return s;

@@ -13,6 +13,7 @@
 #include "elf_symbols.hpp"
 #include "format.hpp"
 #include "output_store.hpp"
+#include "pdb_symbols.hpp"
 #include "pe_symbols.hpp"
 
 namespace toolhost::debugger {
@@ -130,9 +131,72 @@ void session::refresh_modules(bool load_elf) {
   if (!modules_stale_ || running() || exited_) return;
   if (target_->has(TOOLHOST_DT_CAP_MODULES)) symbols_.set_modules(target_->modules());
   modules_stale_ = false;
+  resolve_deferred_breakpoints();
   if (!load_elf) return;
   for (const auto& m : symbols_.modules()) {
     if (m.state == symbol_state::deferred && is_elf_module(m)) symbols_.ensure_loaded(m);
+  }
+}
+
+absl::Status session::set_symbol_path(std::string_view text) {
+  auto path = symbols::symbol_path::parse(text);
+  if (!path.ok()) return path.status();
+  sympath_ = std::move(*path);
+  return absl::OkStatus();
+}
+
+std::shared_ptr<const symbol_source> session::pdb_for(const module& m, const pe::image& image, std::string& problem) {
+  auto cv = image.codeview();
+  if (!cv.ok()) {
+    problem = "its CodeView record cannot be read: " + std::string(cv.status().message());
+    return nullptr;
+  }
+  if (!cv->has_value()) {
+    problem = "the image names no PDB";
+    return nullptr;
+  }
+  pdb_search search{sympath_};
+  search.timeout = symbol_timeout_;
+  search.cancelled = [this] { return cancelled_ != nullptr && *cancelled_ && (*cancelled_)(); };
+  const std::string what = m.name;
+  search.progress = [this, what](uint64_t done, uint64_t total, const std::string& url) {
+    if (progress_ != nullptr) {
+      (*progress_)(static_cast<double>(done), total != 0 ? static_cast<double>(total) : -1.0,
+                   "Downloading symbols for " + what + " from " + url);
+    }
+  };
+  auto pdb = find_pdb(**cv, search);
+  if (!pdb.ok()) {
+    problem = std::string(pdb.status().message());
+    return nullptr;
+  }
+  return make_pdb_source(*pdb);
+}
+
+void session::resolve_deferred_breakpoints() {
+  for (auto& b : breakpoints_) {
+    if (!b.deferred) continue;
+    auto address = evaluate(b.expression, *this);
+    if (!address.ok()) {
+      if (b.resolved && b.enabled) (void)disarm(b);
+      b.resolved = false;
+      continue;
+    }
+    if (b.resolved && *address == b.address) continue;
+    if (b.resolved && b.enabled) (void)disarm(b);
+    b.address = *address;
+    b.resolved = true;
+    if (b.enabled) {
+      if (auto s = arm(b); !s.ok()) {
+        b.resolved = false;
+        (cancelled_ != nullptr ? out_ : notices_) += "Breakpoint " + std::to_string(b.id) + " (" + b.expression +
+                                                      ") could not be set: " + std::string(s.message()) + "\n";
+        continue;
+      }
+    }
+    // Shown in the call that is running, else at the top of the next one.
+    (cancelled_ != nullptr ? out_ : notices_) += "Breakpoint " + std::to_string(b.id) + " (" + b.expression +
+                                                  ") is set at " + address_text(b.address) + "\n";
   }
 }
 
@@ -181,14 +245,18 @@ module_symbols session::load_module_symbols(const module& m) {
   }
   out.pe_image = *image;
   out.facts = pe_facts(**image, m.path);
+  // The PDB first; the exports stay as the fallback (and for names the PDB lacks).
+  std::string pdb_problem;
+  if (auto pdb = pdb_for(m, **image, pdb_problem)) out.sources.push_back(std::move(pdb));
   auto exports = make_export_source(**image, m.path.substr(m.path.find_last_of("\\/") + 1));
   if (!exports.ok()) {
-    out.problem = std::string(exports.status().message());
+    if (out.sources.empty()) out.problem = std::string(exports.status().message());
   } else if (*exports) {
     out.sources.push_back(std::move(*exports));
-  } else {
+  } else if (out.sources.empty()) {
     out.problem = "the image exports nothing";
   }
+  if (!pdb_problem.empty()) out.problem = pdb_problem + (out.problem.empty() ? "" : "; " + out.problem);
   return out;
 }
 
@@ -282,15 +350,19 @@ std::string session::register_block(const register_values* frame_values) {
 
 bool session::can_stop() const {
   if (!temporaries_.empty()) return true;
-  return std::any_of(breakpoints_.begin(), breakpoints_.end(), [](const breakpoint& b) { return b.enabled; });
+  return std::any_of(breakpoints_.begin(), breakpoints_.end(), [](const breakpoint& b) { return b.live(); });
 }
 
-absl::Status session::arm(const breakpoint& b) { return target_->set_breakpoint(b.type, b.address, b.length); }
+absl::Status session::arm(const breakpoint& b) {
+  if (!b.resolved) return absl::OkStatus();  // a deferred bu: set when it resolves
+  return target_->set_breakpoint(b.type, b.address, b.length);
+}
 
 absl::Status session::disarm(const breakpoint& b) {
+  if (!b.resolved) return absl::OkStatus();
   // Another enabled breakpoint of the same kind at the same place keeps the site armed.
   for (const auto& other : breakpoints_) {
-    if (&other != &b && other.enabled && other.type == b.type && other.address == b.address && other.length == b.length) {
+    if (&other != &b && other.live() && other.type == b.type && other.address == b.address && other.length == b.length) {
       return absl::OkStatus();
     }
   }
@@ -307,7 +379,7 @@ void session::clear_temporaries() {
   for (uint64_t address : addresses) {
     // A user breakpoint at the same place keeps the site armed.
     const bool shared = std::any_of(breakpoints_.begin(), breakpoints_.end(), [&](const breakpoint& b) {
-      return b.enabled && b.type == TOOLHOST_DT_BP_SOFTWARE && b.address == address;
+      return b.live() && b.type == TOOLHOST_DT_BP_SOFTWARE && b.address == address;
     });
     if (!shared) (void)target_->clear_breakpoint(TOOLHOST_DT_BP_SOFTWARE, address, 1);
   }
@@ -371,7 +443,7 @@ absl::StatusOr<bool> session::accept_stop(const toolhost_dt_stop_t& stop) {
   }
   breakpoint* hit = nullptr;
   for (auto& b : breakpoints_) {
-    if (!b.enabled) continue;
+    if (!b.live()) continue;
     const bool exec = b.type == TOOLHOST_DT_BP_SOFTWARE || b.type == TOOLHOST_DT_BP_HARDWARE;
     if (exec && stop.reason == TOOLHOST_DT_STOP_BREAKPOINT && b.address == at) hit = &b;
     if (!exec && stop.reason == TOOLHOST_DT_STOP_WATCHPOINT &&
@@ -539,10 +611,11 @@ absl::Status session::usage_error(const std::string& name, const std::string& pr
 }
 
 line_result session::run_line(std::string_view line, std::chrono::milliseconds timeout,
-                              const std::function<bool()>& cancelled) {
+                              const std::function<bool()>& cancelled, const progress_fn& progress) {
   result_json_ = "null";
   deadline_ = clock::now() + timeout;
   cancelled_ = &cancelled;
+  progress_ = progress ? &progress : nullptr;
   refuse_resume_once_ = false;
   line_result result;
 
@@ -656,6 +729,7 @@ line_result session::run_line(std::string_view line, std::chrono::milliseconds t
     if (!l.empty()) result.debug_output.push_back(l);
   }
   cancelled_ = nullptr;
+  progress_ = nullptr;
   return result;
 }
 

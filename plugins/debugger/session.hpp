@@ -16,6 +16,7 @@
 #include <absl/status/statusor.h>
 
 #include <toolhost/disasm/decoder.hpp>
+#include <toolhost/symbols/symbol_path.hpp>
 
 #include "breakpoints.hpp"
 #include "dwarf_symbols.hpp"
@@ -68,8 +69,10 @@ class session final : public expression_context {
 
   // Runs one REPL line under the run-control rules; never waits past `timeout`.
   // `cancelled` is polled while waiting.
+  // `progress` (may be empty) reports long work in the call: symbol downloads.
+  using progress_fn = std::function<void(double done, double total, const std::string& message)>;
   line_result run_line(std::string_view line, std::chrono::milliseconds timeout,
-                       const std::function<bool()>& cancelled);
+                       const std::function<bool()>& cancelled, const progress_fn& progress = {});
   // Between calls: collects a stop if one arrived, resumes it when it does not count, else
   // keeps its rendering for the next call. Called with the session's lock held.
   void service();
@@ -77,6 +80,11 @@ class session final : public expression_context {
   std::string open_summary_json() const;
   std::string attach_text();
   target& tgt() { return *target_; }
+  // The symbol path (.sympath); set before the first command from the settings or
+  // _NT_SYMBOL_PATH, kept by the tools across sessions.
+  absl::Status set_symbol_path(std::string_view text);
+  const symbols::symbol_path& symbol_path() const { return sympath_; }
+  void set_symbol_timeout(std::chrono::milliseconds t) { symbol_timeout_ = t; }
 
   // expression_context
   std::optional<uint64_t> register_value(std::string_view name) override;
@@ -110,6 +118,8 @@ class session final : public expression_context {
   absl::Status cmd_backend(const std::string& name, std::string_view args);
   absl::Status cmd_dump(const std::string& name, std::string_view args);
   absl::Status cmd_reload(const std::string& name, std::string_view args);
+  absl::Status cmd_sympath(const std::string& name, std::string_view args);
+  absl::Status cmd_dt(const std::string& name, std::string_view args);
   absl::Status cmd_ld(const std::string& name, std::string_view args);
   absl::Status cmd_sx(const std::string& name, std::string_view args);
 
@@ -210,9 +220,16 @@ class session final : public expression_context {
   // The symbol loader (symbols.hpp): asks each provider in turn.
   module_symbols load_module_symbols(const module& m);
   bool is_elf_module(const module& m) const;
+  // bu breakpoints whose expressions resolve now (or no longer do) after the module list changed.
+  void resolve_deferred_breakpoints();
   // The module's PE image read from the target's memory.
   absl::StatusOr<std::shared_ptr<const pe::image>> module_image(const module& m);
   std::vector<std::pair<std::string, std::string>> module_facts(const module& m);
+  // The module's PDB on the symbol path, as a source; `problem` says why there is none.
+  std::shared_ptr<const symbol_source> pdb_for(const module& m, const pe::image& image, std::string& problem);
+  // A type named "module!Type" or "Type" (nt first, then every module with types).
+  absl::StatusOr<std::pair<const types::type_table*, std::string>> find_type(std::string_view name,
+                                                                              std::optional<types::type_id>& id);
   void refresh_threads();
   absl::Status usage_error(const std::string& name, const std::string& problem) const;
   bool can_stop() const;
@@ -245,6 +262,9 @@ class session final : public expression_context {
   std::string result_json_ = "null";
   clock::time_point deadline_{};
   const std::function<bool()>* cancelled_ = nullptr;
+  const progress_fn* progress_ = nullptr;
+  symbols::symbol_path sympath_;
+  std::chrono::milliseconds symbol_timeout_{20000};
   bool refuse_resume_once_ = false;
   std::string parked_;  // a stop collected between calls, rendered, not yet shown
   bool has_parked_ = false;

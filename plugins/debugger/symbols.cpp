@@ -190,6 +190,16 @@ std::vector<symbol_match> symbol_table::match(std::string_view module_pattern, s
     if (out.size() >= limit) break;
     if (!wildcard_match(module_pattern, m.name)) continue;
     ensure_loaded(m);
+    // A name without wildcards is a lookup, not a scan.
+    if (pattern.find_first_of("*?") == std::string_view::npos) {
+      for (const auto& source : m.symbols.sources) {
+        if (auto hit = source->find(pattern)) {
+          out.push_back({m.name + "!" + hit->name, m.base + hit->offset, hit->size});
+          break;
+        }
+      }
+      continue;
+    }
     // One source's answer per module: the best (a PDB's publics include the exports).
     for (const auto& source : m.symbols.sources) {
       const size_t before = out.size();

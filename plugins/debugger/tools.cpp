@@ -1,6 +1,7 @@
 #include "tools.hpp"
 
 #include <cstddef>
+#include <cstdlib>
 
 #include <toolhost/sdk/json.hpp>
 #include <toolhost/sdk/writer.hpp>
@@ -31,7 +32,19 @@ std::string no_target_text() {
 }  // namespace
 
 debugger_tools::debugger_tools(factory_lookup lookup, launch_settings launch)
-    : lookup_(std::move(lookup)), launch_(std::move(launch)), service_([this] { service_loop(); }) {}
+    : lookup_(std::move(lookup)), launch_(std::move(launch)), service_([this] { service_loop(); }) {
+  // The setting wins over the environment, as WinDbg's -y wins over _NT_SYMBOL_PATH; the
+  // alternate path is searched first.
+  if (!launch_.symbol_path.empty()) {
+    symbol_path_ = launch_.symbol_path;
+  } else {
+    for (const char* name : {"_NT_ALT_SYMBOL_PATH", "_NT_SYMBOL_PATH"}) {
+      if (const char* v = std::getenv(name); v != nullptr && *v != '\0') {
+        symbol_path_ += (symbol_path_.empty() ? "" : ";") + std::string(v);
+      }
+    }
+  }
+}
 
 debugger_tools::~debugger_tools() {
   {
@@ -107,9 +120,14 @@ absl::StatusOr<std::string> debugger_tools::attach(const std::string& backend, c
                                          std::to_string(kSession10) + "); rebuild the backend against this SDK");
   }
   session_ = std::make_unique<session>(std::make_unique<target>(raw, backend));
+  std::string notice;
+  session_->set_symbol_timeout(std::chrono::milliseconds(launch_.symbol_timeout_ms));
+  if (absl::Status s = session_->set_symbol_path(symbol_path_); !s.ok()) {
+    notice = "The symbol path is not used: " + std::string(s.message()) + " (.sympath sets another).\n";
+  }
   backend_ = backend;
   connect_ = where;
-  return session_->attach_text();
+  return notice + session_->attach_text();
 }
 
 sdk::result debugger_tools::open(const std::string& backend, const std::string& connect, const std::string& key) {
@@ -140,7 +158,7 @@ sdk::result debugger_tools::close() {
 }
 
 sdk::result debugger_tools::command(const std::string& line, int64_t timeout_ms, const std::string& format,
-                                    const std::function<bool()>& cancelled) {
+                                    const std::function<bool()>& cancelled, const session::progress_fn& progress) {
   if (timeout_ms <= 0) timeout_ms = kDefaultTimeoutMs;
   if (timeout_ms > kMaxTimeoutMs) {
     return sdk::result::error("timeout_ms is at most 300000 (5 minutes); got " + std::to_string(timeout_ms) + ".");
@@ -170,7 +188,8 @@ sdk::result debugger_tools::command(const std::string& line, int64_t timeout_ms,
     }
     return sdk::result::error(no_target_text());
   }
-  line_result r = session_->run_line(line, std::chrono::milliseconds(timeout_ms), cancelled);
+  line_result r = session_->run_line(line, std::chrono::milliseconds(timeout_ms), cancelled, progress);
+  symbol_path_ = session_->symbol_path().text();
   const std::string paged = store_.page(preface + r.output);
   std::string body = paged;
   if (!body.empty() && body.back() != '\n') body += '\n';

@@ -23,6 +23,8 @@ using factory_lookup = std::function<const toolhost_debug_target_factory_t*(cons
 
 struct launch_settings {
   std::string backend, connect, key;  // from [servers.X.settings.debugger]; empty backend: none
+  std::string symbol_path;            // debugger.symbol_path; empty: _NT_SYMBOL_PATH
+  int64_t symbol_timeout_ms = 20000;  // debugger.symbol_timeout_ms: the longest a symbol server may stall
 };
 
 class debugger_tools {
@@ -31,7 +33,7 @@ class debugger_tools {
   ~debugger_tools();
 
   sdk::result command(const std::string& line, int64_t timeout_ms, const std::string& format,
-                      const std::function<bool()>& cancelled);
+                      const std::function<bool()>& cancelled, const session::progress_fn& progress = {});
   sdk::result open(const std::string& backend, const std::string& connect, const std::string& key);
   sdk::result close();
   sdk::result output(int64_t id, int64_t offset, int64_t limit, const std::string& filter);
@@ -53,6 +55,7 @@ class debugger_tools {
   std::mutex mutex_;
   std::unique_ptr<session> session_;
   std::string backend_, connect_;
+  std::string symbol_path_;  // carried from one session to the next (.sympath)
   output_store store_;
   std::mutex service_mutex_;
   std::condition_variable service_wake_;

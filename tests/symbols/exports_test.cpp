@@ -7,34 +7,20 @@
 #include <absl/strings/str_format.h>
 
 #include "debugger_session.hpp"
-#include "kernel_memory.hpp"
+#include "kernel_dump.hpp"
 #include "oracle.hpp"
 
 namespace w = toolhost::test::windows;
 
 namespace {
 
-constexpr uint64_t kModuleList = 0xfffff80000050000;
-constexpr uint64_t kEntries = 0xfffff80000051000;
-constexpr uint64_t kFixBase = 0xfffff80001000000;
-constexpr uint64_t kDrvBase = 0xfffff80002000000;
+using w::kDrvBase;
+using w::kFixBase;
 
-std::string temp_dump(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("toolhost-symbols-" + std::to_string(getpid()) + "-" + name)).string();
-}
-
-// The fixture kernel: wsfix.sys and wsdrv.sys loaded, listed in PsLoadedModuleList.
 std::string make_dump(const std::string& name, bool export_page_missing = false) {
-  w::kernel_memory k;
-  std::vector<w::kernel_module> modules = {
-      {w::fixture("wsfix.sys"), kFixBase, "wsfix.sys", "\\SystemRoot\\system32\\drivers\\wsfix.sys"},
-      {w::fixture("wsdrv.sys"), kDrvBase, "wsdrv.sys", "\\SystemRoot\\system32\\drivers\\wsdrv.sys"}};
-  for (auto& m : modules) k.load_image(m);
-  if (export_page_missing) k.unmap_page(kDrvBase + 0x2000);  // wsdrv's .rdata: exports and debug directory
-  k.module_list(kModuleList, kEntries, modules);
-  const std::string path = temp_dump(name);
-  REQUIRE(k.write_dump(path, kModuleList, kEntries).ok());  // rip outside every module: nothing loads at open
-  return path;
+  return w::make_kernel_dump(name, [&](w::kernel_memory& k) {
+    if (export_page_missing) k.unmap_page(kDrvBase + 0x2000);  // wsdrv's .rdata: exports and debug directory
+  });
 }
 
 std::string addr(uint64_t v) { return absl::StrFormat("%08x`%08x", v >> 32, v & 0xffffffff); }

@@ -113,10 +113,41 @@ void kernel_memory::load_image(kernel_module& m) {
   m.checksum = u32(file, opt + 64);
   map(m.base, m.size);
   write(m.base, file.data(), std::min<size_t>(headers, file.size()));
+  std::vector<std::pair<uint32_t, std::pair<uint32_t, uint32_t>>> layout;  // va -> (raw offset, raw size)
   for (uint16_t i = 0; i < sections; ++i) {
     const size_t s = opt + optional_size + i * 40;
     const uint32_t va = u32(file, s + 12), raw_size = u32(file, s + 16), raw = u32(file, s + 20);
     if (raw_size > 0 && raw + raw_size <= file.size()) write(m.base + va, file.data() + raw, raw_size);
+    layout.push_back({va, {raw, raw_size}});
+  }
+  // Base relocations, as the loader applies them when the image is not at its preferred base.
+  const uint64_t preferred = u16(file, opt) == 0x20b ? [&] { uint64_t v; std::memcpy(&v, file.data() + opt + 24, 8); return v; }()
+                                                      : u32(file, opt + 28);
+  const size_t directories = opt + (u16(file, opt) == 0x20b ? 112 : 96);
+  const uint32_t reloc_rva = u32(file, directories + 5 * 8), reloc_size = u32(file, directories + 5 * 8 + 4);
+  auto file_offset = [&](uint32_t rva) -> size_t {
+    for (const auto& [va, raw] : layout) {
+      if (rva >= va && rva - va < raw.second) return raw.first + (rva - va);
+    }
+    throw std::runtime_error("kernel_memory: relocation RVA outside the file");
+  };
+  const int64_t delta = static_cast<int64_t>(m.base - preferred);
+  for (uint32_t at = 0; reloc_size != 0 && at + 8 <= reloc_size;) {
+    const size_t block = file_offset(reloc_rva + at);
+    const uint32_t page = u32(file, block), size = u32(file, block + 4);
+    if (size < 8) break;
+    for (uint32_t e = 8; e + 2 <= size; e += 2) {
+      const uint16_t entry = u16(file, block + e);
+      const uint32_t rva = page + (entry & 0xfff);
+      if ((entry >> 12) == 10) {  // IMAGE_REL_BASED_DIR64
+        uint64_t v;
+        std::memcpy(&v, file.data() + file_offset(rva), 8);
+        put<uint64_t>(m.base + rva, v + static_cast<uint64_t>(delta));
+      } else if ((entry >> 12) == 3) {  // IMAGE_REL_BASED_HIGHLOW
+        put<uint32_t>(m.base + rva, u32(file, file_offset(rva)) + static_cast<uint32_t>(delta));
+      }
+    }
+    at += size;
   }
 }
 

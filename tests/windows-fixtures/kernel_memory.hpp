@@ -1,7 +1,7 @@
 // A Windows-shaped kernel address space for the symbol tests, saved as a full crash dump with
 // the project's own writer (toolhost::windump): 4-level page tables from a DTB, PE images placed
 // at module bases the way the loader lays them out (each section at base + its RVA, from the
-// real fixture files), a PsLoadedModuleList of _KLDR_DATA_TABLE_ENTRYs (Windows 10 19041
+// real fixture files, base relocations applied), a PsLoadedModuleList of _KLDR_DATA_TABLE_ENTRYs (Windows 10 19041
 // layout), and data written at virtual addresses. Pages can be left out to make holes.
 #pragma once
 

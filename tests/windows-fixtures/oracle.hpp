@@ -30,6 +30,18 @@ inline std::string run(const std::string& command) {
   return out;
 }
 
+// Calls visit(line) for each line of a tool's output, without the newline.
+template <typename Visit>
+void for_each_line(const std::string& text, Visit&& visit) {
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    visit(text.substr(start, end - start));
+    start = end + 1;
+  }
+}
+
 // "0x1F", "31", "2014-12-01 16:48:57 (0x547C9BF9)", "(0x140005000)": the number in it (the
 // parenthesised hex one when there is one).
 inline uint64_t number(const std::string& text) {
@@ -44,19 +56,14 @@ inline std::vector<std::pair<std::string, std::string>> key_values(const std::st
   std::vector<std::pair<std::string, std::string>> out;
   static const std::regex line(R"(^\s*([A-Za-z][A-Za-z0-9 ]*?): (.*)$)");
   static const std::regex flags(R"(^\s*([A-Za-z][A-Za-z0-9]*) \[ (\(0x[0-9A-Fa-f]+\))$)");
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string l = text.substr(start, end - start);
+  for_each_line(text, [&](const std::string& l) {
     std::smatch m;
     if (std::regex_match(l, m, line)) {
       out.emplace_back(m[1], m[2]);
     } else if (std::regex_match(l, m, flags)) {
       out.emplace_back(m[1], m[2]);  // "Characteristics [ (0x22)": a flag set and its value
     }
-    start = end + 1;
-  }
+  });
   return out;
 }
 
@@ -184,17 +191,12 @@ inline std::vector<readobj_function> unwind(const std::string& path) {
   static const std::regex field(R"(^\s+(StartAddress|EndAddress|UnwindInfoAddress|Version|PrologSize|FrameRegister): (.*)$)");
   static const std::regex flags(R"(^\s+Flags \[ \((0x[0-9A-Fa-f]+)\))");
   static const std::regex code_line(R"(^\s+(0x[0-9A-Fa-f]+): (.*)$)");
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string l = text.substr(start, end - start);
-    start = end + 1;
+  for_each_line(text, [&](const std::string& l) {
     std::smatch m;
     if (std::regex_match(l, m, field)) {
       const std::string k = m[1], v = m[2];
       if (k == "StartAddress") out.push_back({number(v), 0, 0, 0, 0, 0, "", {}});
-      if (out.empty()) continue;
+      if (out.empty()) return;
       auto& f = out.back();
       if (k == "EndAddress") f.end = number(v);
       if (k == "UnwindInfoAddress") f.unwind_info = number(v);
@@ -206,7 +208,91 @@ inline std::vector<readobj_function> unwind(const std::string& path) {
     } else if (std::regex_match(l, m, code_line) && !out.empty()) {
       out.back().codes.push_back({static_cast<uint32_t>(std::stoul(m[1], nullptr, 16)), m[2]});
     }
-  }
+  });
+  return out;
+}
+
+// ---- llvm-pdbutil -----------------------------------------------------------------------------
+
+struct pdb_summary {
+  std::string guid;  // "{F59A9BF2-...}"
+  uint32_t age = 0;
+};
+
+inline pdb_summary summary(const std::string& pdb) {
+  const auto kv = key_values(run(std::string(TOOLHOST_LLVM_PDBUTIL) + " dump -summary " + pdb));
+  return {first_value(kv, "GUID"), static_cast<uint32_t>(std::stoul(first_value(kv, "Age")))};
+}
+
+// The virtual addresses of the PDB's section headers (segment N is element N-1).
+inline std::vector<uint64_t> section_addresses(const std::string& pdb) {
+  const std::string text = run(std::string(TOOLHOST_LLVM_PDBUTIL) + " dump -section-headers " + pdb);
+  std::vector<uint64_t> out;
+  static const std::regex va(R"(^\s+([0-9A-Fa-f]+) virtual address$)");
+  for_each_line(text, [&](const std::string& l) {
+    std::smatch m;
+    if (std::regex_match(l, m, va)) out.push_back(std::stoull(m[1], nullptr, 16));
+  });
+  return out;
+}
+
+struct pdb_symbol {
+  std::string kind;  // S_PUB32, S_GDATA32, S_GPROC32, S_LPROC32, S_UDT, ...
+  std::string name;
+  bool function = false;  // S_PUB32 flags = function
+  uint32_t segment = 0, offset = 0, code_size = 0;
+  uint32_t type = 0;  // S_UDT original type
+};
+
+// The records `llvm-pdbutil dump <option>` lists: "-publics", "-globals", "-symbols".
+inline std::vector<pdb_symbol> pdb_symbols(const std::string& pdb, const std::string& option) {
+  const std::string text = run(std::string(TOOLHOST_LLVM_PDBUTIL) + " dump " + option + " " + pdb);
+  std::vector<pdb_symbol> out;
+  static const std::regex head(R"(^\s+\d+ \| (S_[A-Z0-9_]+) \[size = \d+\](?: `(.*)`)?$)");
+  static const std::regex addr(R"(addr = ([0-9]{4}):([0-9]+))");
+  static const std::regex size(R"(code size = ([0-9]+))");
+  static const std::regex original(R"(original type = (0x[0-9A-Fa-f]+))");
+  for_each_line(text, [&](const std::string& l) {
+    std::smatch m;
+    if (std::regex_match(l, m, head)) {
+      out.push_back({m[1], m[2].matched ? m[2].str() : std::string()});
+      return;
+    }
+    if (out.empty()) return;
+    auto& s = out.back();
+    if (l.find("flags = function") != std::string::npos) s.function = true;
+    if (std::regex_search(l, m, addr)) {
+      s.segment = static_cast<uint32_t>(std::stoul(m[1]));
+      s.offset = static_cast<uint32_t>(std::stoul(m[2]));
+    }
+    if (std::regex_search(l, m, size)) s.code_size = static_cast<uint32_t>(std::stoul(m[1]));
+    if (std::regex_search(l, m, original)) s.type = static_cast<uint32_t>(std::stoul(m[1], nullptr, 16));
+  });
+  return out;
+}
+
+// One record of `llvm-pdbutil dump -types`: its leaf kind, name and the lines under it.
+struct pdb_type_record {
+  std::string kind;  // LF_STRUCTURE, LF_POINTER, ...
+  std::string name;
+  std::vector<std::string> lines;
+};
+
+inline std::map<uint32_t, pdb_type_record> pdb_type_records(const std::string& pdb) {
+  const std::string text = run(std::string(TOOLHOST_LLVM_PDBUTIL) + " dump -types " + pdb);
+  std::map<uint32_t, pdb_type_record> out;
+  static const std::regex head(R"(^\s+0x([0-9A-Fa-f]+) \| (LF_[A-Z0-9_]+) \[size = \d+\](?: `(.*)`)?$)");
+  pdb_type_record* current = nullptr;
+  for_each_line(text, [&](const std::string& l) {
+    std::smatch m;
+    if (std::regex_match(l, m, head)) {
+      current = &out[static_cast<uint32_t>(std::stoul(m[1], nullptr, 16))];
+      current->kind = m[2];
+      current->name = m[3].matched ? m[3].str() : "";
+    } else if (current != nullptr) {
+      current->lines.push_back(l);
+    }
+  });
   return out;
 }
 
