@@ -161,7 +161,7 @@ void kernel_memory::module_list(uint64_t head, uint64_t entries, const std::vect
     const kernel_module& m = modules[i];
     const uint64_t e = at[i];
     put<uint64_t>(e + 0x00, i + 1 < modules.size() ? at[i + 1] : head);  // Flink
-    put<uint64_t>(e + 0x08, i > 0 ? at[i - 1] : head);                    // Blink
+    put<uint64_t>(e + 0x08, i > 0 ? at[i - 1] : head);                   // Blink
     put<uint64_t>(e + 0x30, m.base);
     put<uint32_t>(e + 0x40, m.size);
     put_unicode_string(e + 0x48, e + kEntry, m.full_name);
