@@ -811,8 +811,10 @@ void kd_server::handle_control_line(int fd, const std::string& line) {
       for (const auto& [api, n] : requests_by_api_) {
         total += n;
         const char* name = manipulate_api_name(api);
-        if (name) std::snprintf(buf, sizeof(buf), " %s=%" PRIu64, name, n);
-        else std::snprintf(buf, sizeof(buf), " 0x%x=%" PRIu64, api, n);
+        if (name)
+          std::snprintf(buf, sizeof(buf), " %s=%" PRIu64, name, n);
+        else
+          std::snprintf(buf, sizeof(buf), " 0x%x=%" PRIu64, api, n);
         names += buf;
       }
       answer = "total=" + std::to_string(total) + names;

@@ -32,7 +32,7 @@ ULONG64 KiWaitAlways;
 UCHAR KdpDataBlockEncoded;
 DBGKD_GET_VERSION64 KdVersionBlock;
 KPCR KiInitialPcr;
-volatile ULONG64 KiLoopCount;  /* incremented by every NtCreateFile */
+volatile ULONG64 KiLoopCount; /* incremented by every NtCreateFile */
 
 /* The kernel's own GDT (the boot stub's lies in memory this kernel unmaps). */
 static ULONG64 KiGdt[3] = {0, 0x00AF9A000000FFFFull, 0x00CF92000000FFFFull};
@@ -120,7 +120,7 @@ static ULONG64 npp_alloc(ULONG64 size, ULONG64 align) {
   if (npp_next > 0x200000) halt_with("out of non-paged pool");
   return va;
 }
-#define NPP_PTR(va) ((void*)((ULONG64)(va) - WG_NPP_VA + WG_NPP_PA))
+#define NPP_PTR(va) ((void*)((ULONG64)(va)-WG_NPP_VA + WG_NPP_PA))
 
 /* ---- Page tables ---------------------------------------------------------------------------- */
 
@@ -155,8 +155,8 @@ static void map_4k(ULONG64 pml4, ULONG64 va, ULONG64 pa, ULONG64 flags) {
 /* ---- PE images ------------------------------------------------------------------------------ */
 
 typedef struct image {
-  const char* name;      /* BaseDllName */
-  const char* path;      /* FullDllName */
+  const char* name; /* BaseDllName */
+  const char* path; /* FullDllName */
   ULONG64 base, pa;
   ULONG size, checksum, timestamp, entry, pdata_rva, pdata_size;
 } image;
@@ -288,8 +288,8 @@ static ULONG64 map_user(ULONG64 pml4, ULONG64 va, ULONG64 flags) {
 }
 
 /* A user module entry in the PEB page at `*cursor` (PA and VA advance together). */
-static void user_module(PEB_LDR_DATA* ldr, ULONG64 ldr_va, ULONG64* pa, ULONG64* va, const char* full, const char* base_name,
-                        ULONG64 dll_base, ULONG size) {
+static void user_module(PEB_LDR_DATA* ldr, ULONG64 ldr_va, ULONG64* pa, ULONG64* va, const char* full,
+                        const char* base_name, ULONG64 dll_base, ULONG size) {
   LDR_DATA_TABLE_ENTRY* e = (LDR_DATA_TABLE_ENTRY*)*pa;
   const ULONG64 e_va = *va;
   *pa += sizeof(*e);
@@ -308,8 +308,8 @@ static void user_module(PEB_LDR_DATA* ldr, ULONG64 ldr_va, ULONG64* pa, ULONG64*
   for (int i = 0; i < 3; ++i) {
     LIST_ENTRY* head = (LIST_ENTRY*)((ULONG64)ldr + list_offsets[i]);
     const ULONG64 head_va = ldr_va + list_offsets[i];
-    LIST_ENTRY* prev = head->Blink == (LIST_ENTRY*)head_va ? head
-                                                          : (LIST_ENTRY*)((ULONG64)head->Blink - ldr_va + (ULONG64)ldr);
+    LIST_ENTRY* prev =
+        head->Blink == (LIST_ENTRY*)head_va ? head : (LIST_ENTRY*)((ULONG64)head->Blink - ldr_va + (ULONG64)ldr);
     list_append(head, head_va, (LIST_ENTRY*)((ULONG64)e + 0x10 * i), e_va + 0x10 * i, prev);
   }
 }
@@ -443,10 +443,10 @@ static void build_process(int index) {
     if (index > 0) {
       bt->teb = TEB_BASE_VA + (ULONG64)s->pid * 0x10000 + t * 0x2000;
       const ULONG64 teb_pa = map_user(b->dtb, bt->teb, PTE_RW | PTE_D | PTE_NX);
-      ((ULONG64*)teb_pa)[6] = bt->teb;          /* NT_TIB.Self */
-      ((ULONG64*)teb_pa)[8] = s->pid;           /* ClientId.UniqueProcess */
-      ((ULONG64*)teb_pa)[9] = bt->tid;          /* ClientId.UniqueThread */
-      ((ULONG64*)teb_pa)[12] = s->peb_va;       /* ProcessEnvironmentBlock */
+      ((ULONG64*)teb_pa)[6] = bt->teb;    /* NT_TIB.Self */
+      ((ULONG64*)teb_pa)[8] = s->pid;     /* ClientId.UniqueProcess */
+      ((ULONG64*)teb_pa)[9] = bt->tid;    /* ClientId.UniqueThread */
+      ((ULONG64*)teb_pa)[12] = s->peb_va; /* ProcessEnvironmentBlock */
       e->Tcb.Teb = (VOID*)bt->teb;
     }
     append(va + 0x5e0, tva + 0x4e8);
