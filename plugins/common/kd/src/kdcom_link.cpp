@@ -99,6 +99,11 @@ absl::Status kdcom_link::send(uint16_t type, std::span<const uint8_t> payload) {
         absl::StrCat("A KD packet holds at most ", kMaxPayload, " bytes, not ", payload.size(), "."));
   }
   count(&link_stats::sent);
+  // A target that answers every packet with RESET (another debugger on the line, a noisy one)
+  // would otherwise get our packet back at once for each RESET, and its RESET for each of ours:
+  // an exchange at wire speed that fills both sides' buffers until each blocks on its write.
+  // The first RESET is answered at once; the later ones wait for the attempt's ACK timeout.
+  bool reset_answered = false;
   for (int attempt = 0; attempt <= options_.retries; ++attempt) {
     if (attempt > 0) count(&link_stats::retransmits);
     const auto frame = encode_data_frame(type, out_id_, payload);
@@ -140,7 +145,8 @@ absl::Status kdcom_link::send(uint16_t type, std::span<const uint8_t> payload) {
           }
           if (f.type == kTypeReset) {
             if (auto s = on_reset(); !s.ok()) return s;
-            retransmit = true;
+            retransmit = !reset_answered;
+            reset_answered = true;
           }
           break;
       }
