@@ -109,7 +109,7 @@ std::vector<std::pair<std::string, std::string>> session::module_facts(const mod
 absl::Status session::cmd_lm(const std::string& name, std::string_view args) {
   auto options = parse_lm(args);
   if (!options.ok()) return usage_error(name, std::string(options.status().message()));
-  if (!target_->has(TOOLHOST_DT_CAP_MODULES)) {
+  if (!target_->has(TOOLHOST_DT_CAP_MODULES) && !windows_) {
     return absl::UnimplementedError("the " + target_->backend() + " backend offers no module list");
   }
   if (running() && !target_->has(TOOLHOST_DT_CAP_READ_VIRTUAL)) {
@@ -178,7 +178,7 @@ absl::Status session::cmd_reload(const std::string& name, std::string_view args)
     else if (pattern.empty()) pattern = word;
     else return usage_error(name, "one module at a time: .reload [/f] [module]");
   }
-  if (!target_->has(TOOLHOST_DT_CAP_MODULES)) {
+  if (!target_->has(TOOLHOST_DT_CAP_MODULES) && !windows_) {
     return absl::UnimplementedError("the " + target_->backend() + " backend offers no module list");
   }
   // "nt.sys", "wsfix.sys", "ntoskrnl.exe": WinDbg takes the image name too.
