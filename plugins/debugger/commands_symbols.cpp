@@ -100,7 +100,13 @@ std::string fact_line(const std::string& key, const std::string& value) {
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> session::module_facts(const module& m) {
-  if (m.state == symbol_state::loaded) return m.symbols.facts;
+  if (m.state == symbol_state::loaded) {
+    auto facts = m.symbols.facts;
+    // The image path is known from the module list even when the image's header is not.
+    const bool has_path = std::any_of(facts.begin(), facts.end(), [](const auto& f) { return f.first == "Image path"; });
+    if (!has_path && !m.path.empty()) facts.emplace_back("Image path", m.path);
+    return facts;
+  }
   // Deferred: the header facts without loading symbols.
   if (auto image = module_image(m); image.ok()) return pe_facts(**image, m.path);
   return {{"Image path", m.path}};

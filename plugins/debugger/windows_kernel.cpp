@@ -1,6 +1,7 @@
 #include "windows_kernel.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <set>
 
@@ -72,6 +73,12 @@ bool is_kernel_header(const std::vector<uint8_t>& page) {
          (page[lfanew + 4] | (page[lfanew + 5] << 8)) == 0x8664;
 }
 
+// ntoskrnl.exe and its multiprocessor / PAE builds.
+bool is_kernel_name(std::string name) {
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name == "ntoskrnl.exe" || name == "ntkrnlmp.exe" || name == "ntkrnlpa.exe" || name == "ntkrpamp.exe";
+}
+
 }  // namespace
 
 uint64_t decode_kdbg_qword(uint64_t encoded, uint64_t wait_never, uint64_t wait_always, uint64_t block_encoded_address) {
@@ -96,6 +103,12 @@ std::optional<uint32_t> kernel::read_u32(uint64_t va, uint64_t dtb) const {
   uint32_t v = 0;
   if (read(dtb, va, std::span(reinterpret_cast<uint8_t*>(&v), 4)) != 4) return std::nullopt;
   return v;
+}
+
+std::string kernel::first_module_name(uint64_t module_list) const {
+  if (module_list == 0) return "";
+  auto first = read_u64(module_list);
+  return first ? unicode_string(*first + layout_.ldr_base_name) : "";
 }
 
 std::string kernel::unicode_string(uint64_t va, uint64_t dtb) const {
@@ -184,7 +197,14 @@ absl::StatusOr<kernel> kernel::discover(const memory_access& memory, const hints
   }
   if (k.kernel_base_ == 0) return absl::NotFoundError("no Windows kernel image (MZ with a POOLCODE section) is mapped in the kernel's window");
   std::vector<uint8_t> header(0x1000);
-  if (k.read(0, k.kernel_base_, header) == header.size()) {
+  const bool header_read = k.read(0, k.kernel_base_, header) == header.size();
+  // The image there must be ntoskrnl: its header (POOLCODE), else, when that page is paged out,
+  // the loader entry's name. Anything else (a driver first in a test's module list, a KD target
+  // that is not Windows) leaves the target a plain one.
+  if (header_read ? !is_kernel_header(header) : !is_kernel_name(k.first_module_name(h.module_list))) {
+    return absl::NotFoundError(absl::StrFormat("the image at %016x is not a Windows kernel (no POOLCODE section)", k.kernel_base_));
+  }
+  if (header_read) {
     const uint32_t lfanew = get_u32(header, 0x3c);
     if (lfanew + 0x60 < header.size()) k.kernel_size_ = get_u32(header, lfanew + 24 + 56);
   }

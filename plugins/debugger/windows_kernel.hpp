@@ -115,7 +115,8 @@ class kernel {
 
  private:
   kernel() = default;
-  void find_kdbg(const hints& h);
+  // BaseDllName of the first entry of a PsLoadedModuleList (the kernel's own), "" when unreadable.
+  std::string first_module_name(uint64_t module_list) const;
   bool valid_kdbg(uint64_t va, std::vector<uint8_t>& block);
 
   memory_access memory_;

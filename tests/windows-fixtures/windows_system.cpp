@@ -34,7 +34,6 @@ std::map<std::string, uint32_t> nt_rvas() {
   return out;
 }
 
-uint64_t rol(uint64_t v, unsigned n) { return n == 0 ? v : (v << n) | (v >> (64 - n)); }
 uint64_t ror(uint64_t v, unsigned n) { return n == 0 ? v : (v >> n) | (v << (64 - n)); }
 
 }  // namespace
@@ -187,6 +186,18 @@ windows_system::windows_system(bool encoded) {
   kiprocessor_block = nt_symbol("KiProcessorBlock");
   k.put<uint64_t>(kiprocessor_block, prcb);
 
+  // Large pages (physical frames above the 4 KiB pages' region) and not-present PTEs: a page
+  // in transition (frame 0x1234, ReadWrite) and one in page file 2 at offset 0x4567 (ExecuteRead).
+  k.map_large(kLarge2m, 0x80200000, 1ull << 21);
+  k.map_large(kLarge1g, 0x40000000, 1ull << 30);
+  k.put<uint64_t>(kLarge2m + 0x1238, kLargeMark);
+  k.put<uint64_t>(kLarge1g + 0x1238, kLargeMark);
+  k.map(kTransitionPage, 0x2000);
+  transition_pte = (0x1234ull << 12) | 0x800 | (4 << 5);
+  paged_out_pte = (0x4567ull << 32) | (2 << 1) | (3 << 5);
+  k.set_pte(kTransitionPage, transition_pte);
+  k.set_pte(kPagedOutPage, paged_out_pte);
+
   // The KDBG, plain or encoded with KdCopyDataBlock's inverse.
   kdbg = nt_symbol("KdDebuggerDataBlock");
   std::vector<uint64_t> block(0x368 / 8, 0);
@@ -203,7 +214,6 @@ windows_system::windows_system(bool encoded) {
     k.put<uint64_t>(nt_symbol("KiWaitAlways"), always);
     k.put<uint8_t>(flag, 1);
     for (uint64_t& q : block) q = never ^ ror(flag ^ __builtin_bswap64(always ^ q), never & 63);
-    (void)rol;
   }
   k.write(kdbg, block.data(), block.size() * 8);
 }

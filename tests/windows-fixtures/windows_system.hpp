@@ -44,6 +44,12 @@ struct windows_system {
   std::vector<system_process> processes;
   uint64_t module_list = 0, active_process_head = 0, kdbg = 0, kiprocessor_block = 0, prcb = 0;
   uint64_t current_thread = 0;  // KiProcessorBlock[0]->CurrentThread
+  // Kernel pages of each kind for !pte / !vtop: a 2 MiB and a 1 GiB leaf (each with `kLargeMark`
+  // written 0x1238 bytes in), a transition PTE and a paged-out one (their values here).
+  static constexpr uint64_t kLarge2m = 0xfffff80040000000, kLarge1g = 0xfffff80080000000;
+  static constexpr uint64_t kTransitionPage = 0xfffff80014300000, kPagedOutPage = 0xfffff80014301000;
+  static constexpr uint64_t kLargeMark = 0x1122334455667788;
+  uint64_t transition_pte = 0, paged_out_pte = 0;
   bool kdbg_encoded = false;
 
   // Builds it. `encoded`: the KDBG encoded as Windows does when booted without /debug.

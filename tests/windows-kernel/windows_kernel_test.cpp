@@ -158,3 +158,101 @@ TEST_CASE("an encoded KDBG is decoded; a dump header naming nothing is found by 
   std::filesystem::remove(dump);
   std::filesystem::remove(bare);
 }
+
+TEST_CASE("!pte and !vtop on 4 KiB, 2 MiB and 1 GiB pages and on transition and paged-out PTEs", "[windows]") {
+  w::windows_system sys;
+  const std::string dump = sys.write_dump("pte.dmp");
+  auto tools = w::make_tools({.symbol_path = TOOLHOST_WINDOWS_FIXTURES});
+  REQUIRE_FALSE(w::unpack(tools->open("dump", dump, "")).error);
+  struct page_case {
+    uint64_t va;
+    uint64_t size;
+  };
+  const uint64_t nt_va = w::windows_system::kNtBase + 0x1010;
+  for (const page_case c : {page_case{nt_va, 0x1000}, page_case{w::windows_system::kLarge2m + 0x1238, 1ull << 21},
+                            page_case{w::windows_system::kLarge1g + 0x1238, 1ull << 30}}) {
+    const uint64_t pa = sys.memory.physical_of(c.va);
+    REQUIRE(pa != 0);
+    auto vtop = w::run(*tools, absl::StrFormat("!vtop 0 %x", c.va), "json");
+    CHECK(vtop.text.find(absl::StrFormat("Virtual address %x translates to physical address %x.", c.va, pa)) != std::string::npos);
+    CHECK(vtop.json()["result"]["page_size"].GetString() == absl::StrFormat("0x%x", c.size));
+    // The same with the directory base given.
+    auto given = w::run(*tools, absl::StrFormat("!vtop %x %x", toolhost::test::windows::kernel_memory::kDtb, c.va));
+    CHECK(given.text.find(absl::StrFormat("translates to physical address %x.", pa)) != std::string::npos);
+    auto pte = w::run(*tools, absl::StrFormat("!pte %x", c.va), "json");
+    CHECK(pte.text.find(absl::StrFormat("VA %016x", c.va)) != std::string::npos);
+    auto entries = pte.json()["result"]["entries"].GetArray();
+    CHECK(entries.Size() == (c.size == 0x1000 ? 4u : c.size == (1ull << 21) ? 3u : 2u));
+    if (c.size != 0x1000) {
+      CHECK(pte.text.find(absl::StrFormat("LARGE PAGE pfn %x", pa >> 12)) != std::string::npos);
+      CHECK(entries[entries.Size() - 1]["large"].GetBool());
+      // Memory reads go through the large leaf too.
+      auto dq = w::run(*tools, absl::StrFormat("dq %x L1", c.va));
+      CHECK(dq.text.find("11223344`55667788") != std::string::npos);
+    } else {
+      CHECK(pte.text.find(absl::StrFormat("pfn %-10x", pa >> 12)) != std::string::npos);
+    }
+    // PXE..PTE at the self-map addresses of index 0x1ed (PTE_BASE fffff680`00000000).
+    const uint64_t pte_base = 0xfffff68000000000ull;
+    const uint64_t pde_base = pte_base + (0x1edull << 30), ppe_base = pde_base + (0x1edull << 21), pxe_base = ppe_base + (0x1edull << 12);
+    const uint64_t va48 = c.va & 0xffffffffffffull;
+    CHECK(pte.text.find(absl::StrFormat("PXE at %016X", pxe_base + ((va48 >> 39) << 3))) != std::string::npos);
+    CHECK(pte.text.find(absl::StrFormat("PPE at %016X", ppe_base + ((va48 >> 30) << 3))) != std::string::npos);
+  }
+  auto transition = w::run(*tools, absl::StrFormat("!pte %x", w::windows_system::kTransitionPage), "json");
+  CHECK(transition.text.find(absl::StrFormat("contains %016X", sys.transition_pte)) != std::string::npos);
+  CHECK(transition.text.find("Transition: 1234") != std::string::npos);
+  CHECK(transition.text.find("Protect: 4 - ReadWrite") != std::string::npos);
+  CHECK(std::string(transition.json()["result"]["state"].GetString()) == "transition");
+  auto paged = w::run(*tools, absl::StrFormat("!pte %x", w::windows_system::kPagedOutPage), "json");
+  CHECK(paged.text.find("PageFile:  2") != std::string::npos);
+  CHECK(paged.text.find("Offset: 4567") != std::string::npos);
+  CHECK(paged.text.find("Protect: 3 - ExecuteRead") != std::string::npos);
+  CHECK(std::string(paged.json()["result"]["state"].GetString()) == "paged out");
+  auto fails = w::run(*tools, absl::StrFormat("!vtop 0 %x", w::windows_system::kPagedOutPage));
+  CHECK(fails.text.find("translation fails") != std::string::npos);
+  CHECK(w::run(*tools, "!pte").error);
+  std::filesystem::remove(dump);
+}
+
+TEST_CASE("!lmi and !dh show a loaded image's headers as llvm-readobj reads the file", "[windows]") {
+  const w::windows_system sys;
+  const std::string dump = sys.write_dump("images.dmp");
+  auto tools = w::make_tools({.symbol_path = TOOLHOST_WINDOWS_FIXTURES});
+  REQUIRE_FALSE(w::unpack(tools->open("dump", dump, "")).error);
+  for (const auto& m : sys.modules) {
+    const auto h = w::file_headers(m.file);
+    const auto cv = w::codeview(m.file);
+    const std::string stem = m.base_name.substr(0, m.base_name.find('.'));
+    const std::string name = stem == "ntoskrnl" ? "nt" : stem;
+    auto lmi = w::run(*tools, "!lmi " + name, "json");
+    REQUIRE_FALSE(lmi.error);
+    CHECK(lmi.text.find(absl::StrFormat("     Time Stamp: %x\n", h.timestamp)) != std::string::npos);
+    CHECK(lmi.text.find(absl::StrFormat("           Size: %x\n", h.size_of_image)) != std::string::npos);
+    CHECK(lmi.text.find(absl::StrFormat("   Base Address: %016x", m.base)) != std::string::npos);
+    auto j = lmi.json();
+    // The PDB identity as llvm-pdbutil reads the PDB the image names.
+    const auto pdb = w::summary(w::fixture(cv.pdb_path.substr(cv.pdb_path.find_last_of("\\/") + 1)));
+    CHECK(std::string(j["result"]["guid"].GetString()) == pdb.guid);
+    CHECK(j["result"]["age"].GetUint() == pdb.age);
+    // By an address inside it, too.
+    CHECK(w::run(*tools, absl::StrFormat("!lmi %x", m.base + 0x1000)).text.find("Module: " + name) != std::string::npos);
+    auto dh = w::run(*tools, "!dh " + name, "json");
+    REQUIRE_FALSE(dh.error);
+    CHECK(dh.text.find(absl::StrFormat("%8X machine (X64)", h.machine)) != std::string::npos);
+    CHECK(dh.text.find(absl::StrFormat("%8X address of entry point", h.entry)) != std::string::npos);
+    CHECK(dh.text.find(absl::StrFormat("%8X size of image", h.size_of_image)) != std::string::npos);
+    CHECK(dh.text.find(absl::StrFormat("%8X number of sections", h.section_count)) != std::string::npos);
+    const auto sections = w::sections(m.file);
+    REQUIRE(dh.json()["result"]["sections"].Size() == sections.size());
+    for (size_t i = 0; i < sections.size(); ++i) {
+      CHECK(dh.text.find(absl::StrFormat("%8s name\n%8X virtual size\n%8X virtual address\n", sections[i].name,
+                                         sections[i].virtual_size, sections[i].virtual_address)) != std::string::npos);
+    }
+    auto only_sections = w::run(*tools, "!dh -s " + name);
+    CHECK(only_sections.text.find("FILE HEADER VALUES") == std::string::npos);
+    CHECK(only_sections.text.find("SECTION HEADER #1") != std::string::npos);
+  }
+  CHECK(w::run(*tools, "!lmi nosuchmodule").error);
+  std::filesystem::remove(dump);
+}
