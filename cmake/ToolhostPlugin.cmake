@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # toolhost_add_plugin(NAME [TEST_ONLY] SOURCES...): one plugin, one shared library in build/plugins.
 #
 # The library is named NAME.so (no "lib" prefix), built with hidden visibility and a version

@@ -1,5 +1,7 @@
 #include "host/mcp/worker_pool.hpp"
 
+#include "host/memory.hpp"
+
 #include <sched.h>
 
 #include <chrono>
@@ -69,6 +71,8 @@ bool worker_pool::submit(std::function<void()> task) {
 void worker_pool::run() {
   std::unique_lock lock(mutex_);
   bool just_ran = false;
+  bool ran_any = false;  // since this thread started
+  bool replace = false;
   while (true) {
     ++waiting_;
     // Linger only while there are fewer lingering workers than tasks still running (the next
@@ -92,6 +96,14 @@ void worker_pool::run() {
     --waiting_;
     if (queue_.empty()) {
       if (stopping_ || (!got && waiting_ >= min_idle_)) break;
+      // A worker kept for min_idle that has run tasks is replaced by a fresh thread instead:
+      // glibc caches a thread's freed blocks for that thread until it exits (after a burst,
+      // hundreds of KiB scattered so that they pin whole pages), and the replacement starts with
+      // none. It costs one thread start per quiet spell.
+      if (!got && ran_any) {
+        replace = true;
+        break;
+      }
       continue;
     }
     auto task = std::move(queue_.front());
@@ -99,6 +111,7 @@ void worker_pool::run() {
     queued_.store(queue_.size(), std::memory_order_release);
     ++running_;
     just_ran = true;
+    ran_any = true;
     lock.unlock();
     task();
     task = nullptr;  // release captures outside the lock
@@ -106,8 +119,13 @@ void worker_pool::run() {
     --running_;
     if (running_ == 0 && queue_.empty()) idle_.notify_all();
   }
-  --threads_;
-  idle_.notify_all();
+  if (replace) {
+    std::thread(&worker_pool::run, this).detach();  // counted in threads_ already: this one's place
+  } else {
+    --threads_;
+    idle_.notify_all();
+  }
+  if (ran_any) memory::note_release();
 }
 
 void worker_pool::leave_cpu(int cpu) {

@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstring>
 #include <exception>
+#include <optional>
 
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_format.h>
@@ -28,6 +29,14 @@ void put(json_writer& w, const char* key, const char* value) {
   if (value == nullptr) return;
   w.Key(key);
   w.String(value);
+}
+
+// The name, title and description of a tool, resource or prompt descriptor.
+template <class Desc>
+void put_names(json_writer& w, const Desc& d) {
+  put(w, "name", d.name);
+  put(w, "title", d.title);
+  put(w, "description", d.description);
 }
 
 // Checks that `text` is a JSON object (with type "object" when `schema`) and writes it under
@@ -78,39 +87,38 @@ config::permission to_permission(toolhost_permission_t p) {
 
 // ---- toolhost.registry/1 ----
 
-// The registration `in` by the growth rule, or a refusal that fails the init.
+// What every register_* starts with: registration is open, and `in` reads by the growth rule.
+// On failure sets `code` (the refusal fails the init) and returns nullopt.
 template <class T>
-const T* read_registration(const toolhost_host_t* host, const T* in, std::string_view name, T& out,
-                           toolhost_writer_t* error) {
+std::optional<T> registration(const toolhost_host_t* host, const T* in, std::string_view name, toolhost_writer_t* error,
+                              toolhost_status_t& code) {
+  code = TOOLHOST_ERR_WRONG_STATE;
+  if (!open_for_registration(host, error)) return std::nullopt;
   auto r = read_struct(in, name);
-  if (!r.ok()) {
-    refuse(host, error, TOOLHOST_ERR_INVALID_ARGUMENT, load_status::init_failed, std::string(view(r.status().message())));
-    return nullptr;
-  }
-  out = *r;
-  return &out;
+  if (r.ok()) return *r;
+  code = refuse(host, error, TOOLHOST_ERR_INVALID_ARGUMENT, load_status::init_failed,
+                std::string(view(r.status().message())));
+  return std::nullopt;
 }
 
 constexpr uint32_t kKnownToolFlags = TOOLHOST_TOOL_CONCURRENT | TOOLHOST_TOOL_SUGGESTION | TOOLHOST_TOOL_REVIEWABLE;
 
 toolhost_status_t register_permission_kind(const toolhost_host_t* host, const toolhost_permission_kind_desc_t* in,
                                            toolhost_writer_t* error) {
-  if (!open_for_registration(host, error)) return TOOLHOST_ERR_WRONG_STATE;
+  toolhost_status_t code;
+  const auto d = registration(host, in, "toolhost_permission_kind_desc_t", error, code);
+  if (!d) return code;
   instance& self = instance::of(host);
-  toolhost_permission_kind_desc_t copy;
-  const auto* d = read_registration(host, in, "toolhost_permission_kind_desc_t", copy, error);
-  if (d == nullptr) return TOOLHOST_ERR_INVALID_ARGUMENT;
   permission_kind k{d->id != nullptr ? d->id : "", d->label != nullptr ? d->label : "", to_permission(d->default_value),
                     self.lib().id};
   return from_status(host, error, self.reg().add_permission_kind(std::move(k)));
 }
 
 toolhost_status_t register_tool(const toolhost_host_t* host, const toolhost_tool_desc_t* in, toolhost_writer_t* error) {
-  if (!open_for_registration(host, error)) return TOOLHOST_ERR_WRONG_STATE;
+  toolhost_status_t code;
+  const auto d = registration(host, in, "toolhost_tool_desc_t", error, code);
+  if (!d) return code;
   instance& self = instance::of(host);
-  toolhost_tool_desc_t copy;
-  const auto* d = read_registration(host, in, "toolhost_tool_desc_t", copy, error);
-  if (d == nullptr) return TOOLHOST_ERR_INVALID_ARGUMENT;
   const std::string name = d->name != nullptr ? d->name : "";
   if (d->call == nullptr) {
     return refuse(host, error, TOOLHOST_ERR_INVALID_ARGUMENT, load_status::init_failed,
@@ -125,9 +133,7 @@ toolhost_status_t register_tool(const toolhost_host_t* host, const toolhost_tool
   rapidjson::StringBuffer buffer;
   json_writer w(buffer);
   w.StartObject();
-  put(w, "name", name.c_str());
-  put(w, "title", d->title);
-  put(w, "description", d->description);
+  put_names(w, *d);
   std::string problem;
   if (d->input_schema != nullptr) {
     problem = put_json(w, "inputSchema", d->input_schema, true);
@@ -156,11 +162,10 @@ toolhost_status_t register_tool(const toolhost_host_t* host, const toolhost_tool
 
 toolhost_status_t register_resource(const toolhost_host_t* host, const toolhost_resource_desc_t* in,
                                     toolhost_writer_t* error) {
-  if (!open_for_registration(host, error)) return TOOLHOST_ERR_WRONG_STATE;
+  toolhost_status_t code;
+  const auto d = registration(host, in, "toolhost_resource_desc_t", error, code);
+  if (!d) return code;
   instance& self = instance::of(host);
-  toolhost_resource_desc_t copy;
-  const auto* d = read_registration(host, in, "toolhost_resource_desc_t", copy, error);
-  if (d == nullptr) return TOOLHOST_ERR_INVALID_ARGUMENT;
   if (d->uri == nullptr || d->name == nullptr || d->read == nullptr) {
     return refuse(host, error, TOOLHOST_ERR_INVALID_ARGUMENT, load_status::init_failed,
                   "a resource needs a uri, a name and a read function");
@@ -169,9 +174,7 @@ toolhost_status_t register_resource(const toolhost_host_t* host, const toolhost_
   json_writer w(buffer);
   w.StartObject();
   put(w, d->is_template ? "uriTemplate" : "uri", d->uri);
-  put(w, "name", d->name);
-  put(w, "title", d->title);
-  put(w, "description", d->description);
+  put_names(w, *d);
   put(w, "mimeType", d->mime_type);
   w.EndObject();
   resource r{d->uri, d->is_template, std::string(buffer.GetString(), buffer.GetSize()), d->read, d->complete,
@@ -181,11 +184,10 @@ toolhost_status_t register_resource(const toolhost_host_t* host, const toolhost_
 
 toolhost_status_t register_prompt(const toolhost_host_t* host, const toolhost_prompt_desc_t* in,
                                   toolhost_writer_t* error) {
-  if (!open_for_registration(host, error)) return TOOLHOST_ERR_WRONG_STATE;
+  toolhost_status_t code;
+  const auto d = registration(host, in, "toolhost_prompt_desc_t", error, code);
+  if (!d) return code;
   instance& self = instance::of(host);
-  toolhost_prompt_desc_t copy;
-  const auto* d = read_registration(host, in, "toolhost_prompt_desc_t", copy, error);
-  if (d == nullptr) return TOOLHOST_ERR_INVALID_ARGUMENT;
   if (d->name == nullptr || d->get == nullptr) {
     return refuse(host, error, TOOLHOST_ERR_INVALID_ARGUMENT, load_status::init_failed,
                   "a prompt needs a name and a get function");
@@ -193,9 +195,7 @@ toolhost_status_t register_prompt(const toolhost_host_t* host, const toolhost_pr
   rapidjson::StringBuffer buffer;
   json_writer w(buffer);
   w.StartObject();
-  put(w, "name", d->name);
-  put(w, "title", d->title);
-  put(w, "description", d->description);
+  put_names(w, *d);
   if (d->arguments != nullptr) {
     rapidjson::Document args;
     args.Parse(d->arguments);
@@ -230,11 +230,10 @@ toolhost_status_t register_provider(const toolhost_host_t* host, const toolhost_
 
 toolhost_status_t register_transport(const toolhost_host_t* host, const toolhost_transport_desc_t* in,
                                      toolhost_writer_t* error) {
-  if (!open_for_registration(host, error)) return TOOLHOST_ERR_WRONG_STATE;
+  toolhost_status_t code;
+  const auto d = registration(host, in, "toolhost_transport_desc_t", error, code);
+  if (!d) return code;
   instance& self = instance::of(host);
-  toolhost_transport_desc_t copy;
-  const auto* d = read_registration(host, in, "toolhost_transport_desc_t", copy, error);
-  if (d == nullptr) return TOOLHOST_ERR_INVALID_ARGUMENT;
   if (d->kind == nullptr || d->name == nullptr || d->factory == nullptr) {
     return refuse(host, error, TOOLHOST_ERR_INVALID_ARGUMENT, load_status::init_failed,
                   "a transport needs a kind, a name and a factory");

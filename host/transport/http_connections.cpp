@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace toolhost::transport::http {
 
@@ -14,7 +15,7 @@ bool connection_table::join(slot& s, std::weak_ptr<member> m) {
     if (count_ >= max_ && !take_oldest_waiting_locked(victim)) return false;
     s.member_ = std::move(m);
     s.joined_ = true;
-    ++count_;
+    peak_ = std::max(peak_, ++count_);
   }
   if (victim) victim->preempt();
   return true;
@@ -65,6 +66,11 @@ bool connection_table::take_oldest_waiting_locked(std::shared_ptr<member>& victi
 size_t connection_table::size() const {
   std::lock_guard lock(mutex_);
   return count_;
+}
+
+size_t connection_table::take_peak() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(peak_, count_);
 }
 
 size_t default_max_connections(size_t fd_limit) { return std::clamp<size_t>(fd_limit / 4 * 3, 8, 4096); }

@@ -48,6 +48,8 @@ class connection_table {
 
   size_t size() const;
   size_t max() const { return max_; }
+  // The most connections held at once since the last call (a burst between two looks counts).
+  size_t take_peak();
 
  private:
   // Removes the longest-waiting slot from the table (false when none waits); `victim` is its
@@ -57,6 +59,7 @@ class connection_table {
   const size_t max_;
   mutable std::mutex mutex_;
   size_t count_ = 0;
+  size_t peak_ = 0;
   std::list<slot*> waiting_;  // oldest first
 };
 

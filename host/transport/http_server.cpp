@@ -2,9 +2,8 @@
 
 #include <toolhost/sdk/strings.hpp>
 
-#include <malloc.h>
-
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -15,6 +14,7 @@
 #include <boost/asio/strand.hpp>
 
 #include "host/log.hpp"
+#include "host/memory.hpp"
 #include "host/transport/http_connection.hpp"
 #include "host/transport/http_context.hpp"
 
@@ -105,9 +105,50 @@ class listener : public std::enable_shared_from_this<listener> {
   std::chrono::milliseconds backoff_{0};
 };
 
+// The threads that run the I/O. After a burst they are replaced with fresh ones: glibc caches a
+// thread's freed blocks for that thread until it exits (tcache), and what the I/O threads cached
+// of a burst's connections and sessions, a few blocks of every size scattered over the heap, kept
+// ~1 MiB of pages resident after 2,000 connections had gone. Stopping the io_context keeps every
+// queued handler for the new threads; the I/O pauses for as long as a thread takes to exit and
+// start (well under a millisecond).
+class io_threads {
+ public:
+  io_threads(net::io_context& ioc, unsigned count) : ioc_(ioc), count_(count) { start(); }
+
+  // [any thread] Asks for fresh threads (the main thread makes them: see replace_if_asked).
+  void refresh() { refresh_ = true; }
+
+  // [main thread]
+  void replace_if_asked() {
+    if (!refresh_.exchange(false)) return;
+    ioc_.stop();
+    join();
+    memory::note_release();
+    ioc_.restart();
+    start();
+  }
+
+  // [main thread] After the io_context stopped.
+  void join() {
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+  }
+
+ private:
+  void start() {
+    for (unsigned i = 0; i < count_; ++i) threads_.emplace_back([this] { ioc_.run(); });
+  }
+
+  net::io_context& ioc_;
+  const unsigned count_;
+  std::atomic<bool> refresh_{false};
+  std::vector<std::thread> threads_;
+};
+
 }  // namespace
 
 int serve(const options& opts, const std::vector<endpoint>& endpoints, const std::function<bool()>& stop_requested) {
+  memory::limit_arenas();
   server_context ctx(opts);
   for (const auto& e : endpoints) {
     ctx.endpoints.push_back(std::make_unique<endpoint_state>(e.path, e.server, opts.sessions));
@@ -141,35 +182,41 @@ int serve(const options& opts, const std::vector<endpoint>& endpoints, const std
   // Every 2 s: sessions whose time is up end, repeated log lines are summarised, and after a
   // burst of connections or sessions ends, the memory they used goes back to the system (glibc
   // keeps freed heap otherwise, and a flood's peak would stay in the RSS for good).
+  unsigned threads = opts.io_threads;
+  if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 2u, 4u);
   net::steady_timer sweep(ioc);
+  io_threads pool(ioc, threads);
   size_t peak_load = 0;
   std::function<void()> arm_sweep = [&] {
     sweep.expires_after(std::chrono::seconds(2));
     sweep.async_wait([&](beast::error_code e) {
       if (e) return;
       size_t load = ctx.connections.size();
+      size_t peak = ctx.connections.take_peak();
       for (auto& ep : ctx.endpoints) {
         for (auto& s : ep->sessions.expire()) close_later(s, 0);
         load += ep->sessions.size();
+        peak += ep->sessions.take_peak();
       }
       ctx.flush_logs();
-      peak_load = std::max(peak_load, load);
+      peak_load = std::max(peak_load, peak);
       if (peak_load - load >= 32) {
-        malloc_trim(0);
+        memory::note_release();
+        pool.refresh();
         peak_load = load;
       }
+      memory::trim_if_due();
       arm_sweep();
     });
   };
   arm_sweep();
 
-  unsigned threads = opts.io_threads;
-  if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 2u, 4u);
-  std::vector<std::thread> pool;
-  for (unsigned i = 0; i < threads; ++i) pool.emplace_back([&ioc] { ioc.run(); });
-  while (!stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  while (!stop_requested()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    pool.replace_if_asked();
+  }
   ioc.stop();
-  for (auto& t : pool) t.join();
+  pool.join();
   for (auto& ep : ctx.endpoints) {
     for (auto& s : ep->sessions.take_all()) s->close(1000);
   }

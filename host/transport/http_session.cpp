@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include <sys/random.h>
 
@@ -226,6 +227,7 @@ session_registry::admission session_registry::add(const std::shared_ptr<http_ses
     sessions_.erase(victim);
   }
   sessions_.emplace(s->id(), s);
+  peak_ = std::max(peak_, sessions_.size());
   out.added = true;
   return out;
 }
@@ -266,6 +268,11 @@ std::vector<std::shared_ptr<http_session>> session_registry::expire() {
 size_t session_registry::size() {
   std::lock_guard lock(mutex_);
   return sessions_.size();
+}
+
+size_t session_registry::take_peak() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(peak_, sessions_.size());
 }
 
 std::vector<std::shared_ptr<http_session>> session_registry::take_all() {

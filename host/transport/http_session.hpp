@@ -119,12 +119,15 @@ class session_registry {
   std::vector<std::shared_ptr<http_session>> expire();
   std::vector<std::shared_ptr<http_session>> take_all();
   size_t size();
+  // The most sessions held at once since the last call.
+  size_t take_peak();
   const limits& settings() const { return limits_; }
 
  private:
   const limits limits_;
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<http_session>, std::less<>> sessions_;
+  size_t peak_ = 0;
 };
 
 // 32 hex digits from OpenSSL's CSPRNG.

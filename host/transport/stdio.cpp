@@ -14,6 +14,7 @@
 #include <absl/strings/str_cat.h>
 
 #include "host/log.hpp"
+#include "host/memory.hpp"
 #include "host/mcp/jsonrpc.hpp"
 #include "host/mcp/session.hpp"
 
@@ -48,6 +49,7 @@ int take_stdout() {
 }
 
 int serve_stdio(mcp::server& srv, int protocol_fd, const std::function<bool()>& stop_requested) {
+  memory::limit_arenas();
   std::mutex write_mutex;
   bool broken = false;
   auto send = [&](mcp::outgoing message) {
@@ -83,6 +85,7 @@ int serve_stdio(mcp::server& srv, int protocol_fd, const std::function<bool()>& 
     }
     if (ready == 0) ready = ::poll(&p, 1, 200);
     if (ready < 0 && errno != EINTR) break;
+    if (ready == 0) memory::trim_if_due();  // 200 ms without input: a quiet moment
     if (ready <= 0) continue;
     const ssize_t n = ::read(STDIN_FILENO, chunk, sizeof chunk);
     if (n < 0) {

@@ -250,16 +250,18 @@ absl::StatusOr<std::string> proxy::on_request(const std::string& method, const s
     --borrowed->borrowed;
   }
   calls_changed_.notify_all();
-  switch (s) {
-    case TOOLHOST_OK: return out.take();
-    case TOOLHOST_ERR_REMOTE: return with_error_object(absl::UnknownError("the client refused " + method), out.take());
-    case TOOLHOST_ERR_UNSUPPORTED:
-      return with_error_object(absl::UnimplementedError("the client does not support " + method),
-                               R"({"code":-32601,"message":)" + sdk::quote("The client connected to toolhost does not support " + method) + "}");
-    case TOOLHOST_ERR_CANCELLED: return absl::CancelledError("the tool call was cancelled before the client answered " + method);
-    case TOOLHOST_ERR_TIMEOUT: return absl::DeadlineExceededError("the client did not answer " + method + " in time");
-    default: return absl::InternalError("toolhost could not pass " + method + " on to the client");
+  if (s == TOOLHOST_OK) return out.take();
+  const std::string answer = out.take();
+  absl::Status status = sdk::status_from(s, sdk::client_request_failure(s, method, answer));
+  // The upstream gets a JSON-RPC error object as the client would have sent it.
+  if (s == TOOLHOST_ERR_REMOTE) return with_error_object(std::move(status), answer);
+  if (s == TOOLHOST_ERR_UNSUPPORTED) {
+    return with_error_object(std::move(status), R"({"code":-32601,"message":)" +
+                                                    sdk::quote("The client connected to toolhost does not support " +
+                                                               method) +
+                                                    "}");
   }
+  return status;
 }
 
 std::string proxy::upstream_error_text(std::string_view tool, const absl::Status& status) const {

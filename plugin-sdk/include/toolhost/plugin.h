@@ -489,7 +489,8 @@ typedef struct toolhost_settings {
 #define TOOLHOST_LIST_TOOLS 1u
 #define TOOLHOST_LIST_RESOURCES 2u
 #define TOOLHOST_LIST_PROMPTS 4u
-#define TOOLHOST_LIST_INSTRUCTIONS 8u /* a provider's late instructions are known (no message goes out) */
+/* A provider's late instructions are known (no message goes out; see instructions_wait_ms). */
+#define TOOLHOST_LIST_INSTRUCTIONS 8u
 
 /* Tells connected clients that something changed. [any-thread], after init returned. */
 typedef struct toolhost_notify {

@@ -25,6 +25,13 @@ export XDG_CONFIG_HOME="$work/xdg" XDG_CONFIG_DIRS="$work/xdg-dirs" HOME="$work/
 mkdir -p "$work/home/config" && echo 'plugin_dirs = ["/nonexistent"]' > "$work/home/config/toolhost.toml"
 (cd "$work/home" && "$prefix/bin/toolhost" plugins) | grep -qE '^example +1\.0\.0 +1\.0 +loaded +1 +-$'
 
+# The SDK says under which terms a plugin builds against it: the licence, and an SPDX line in
+# every installed header.
+test -f "$prefix/share/doc/toolhost/LICENSE"
+for header in $(find "$prefix/include/toolhost" -name '*.h' -o -name '*.hpp'); do
+  head -n 2 "$header" | grep -q 'SPDX-License-Identifier: Apache-2.0' || { echo "$header has no SPDX line" >&2; exit 1; }
+done
+
 # A plugin of its own, outside the repository: the example with another id and tool name.
 sed -e 's/TOOLHOST_PLUGIN("example"/TOOLHOST_PLUGIN("outside"/' -e 's/plugin.tool("count")/plugin.tool("count_outside")/' \
     "$example/example.cpp" > "$work/outside/outside.cpp"

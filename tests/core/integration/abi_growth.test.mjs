@@ -42,13 +42,12 @@ test("a shorter struct's missing field reads as its default; a longer struct's z
   assert.match(instructions, /instructions of fixture-shorter/);
   assert.match(instructions, /instructions of fixture-longer/);
 
+  // page_size = 1 in this config: one tool per page.
   const names = [];
-  let cursor;
-  do {
-    const page = await client.listTools(cursor ? { cursor } : {});
+  for (let page = await client.listTools(); ; page = await client.listTools({ cursor: page.nextCursor })) {
     names.push(...page.tools.map((t) => t.name));
-    cursor = page.nextCursor;
-  } while (cursor);
+    if (!page.nextCursor) break;
+  }
   assert.deepEqual(names.sort(), ["longer_echo", "longer_provided", "shorter_echo", "shorter_provided"]);
 
   // The shorter permission kind lacks default_value (poisoned with "never"): allow, the default.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // toolhost SDK: the per-call context (progress, cancellation, logging, asking the user).
 #pragma once
 
@@ -33,6 +34,19 @@ struct elicit_answer {
   std::string action;   // "accept", "decline" or "cancel"
   std::string content;  // the JSON object they filled in ("{}" unless accepted)
 };
+
+// Why toolhost_call_t::client_request failed, in words (`answer` is what it wrote: for
+// TOOLHOST_ERR_REMOTE, the client's JSON-RPC error); the code maps by sdk/status.hpp.
+inline std::string client_request_failure(toolhost_status_t code, std::string_view method, std::string_view answer) {
+  const std::string m(method);
+  switch (code) {
+    case TOOLHOST_ERR_UNSUPPORTED: return "the client did not declare support for " + m;
+    case TOOLHOST_ERR_CANCELLED: return "the call was cancelled before the client answered " + m;
+    case TOOLHOST_ERR_TIMEOUT: return "the client did not answer " + m + " in time";
+    case TOOLHOST_ERR_REMOTE: return "the client answered " + m + " with an error: " + std::string(answer);
+    default: return "could not send " + m + " to the client";
+  }
+}
 
 // Wraps the host's toolhost_call_t for the length of one call. Not copyable; lives on the
 // stack of the tool handler's trampoline.
@@ -81,7 +95,7 @@ class call {
     std::string m(method), p(params_json);
     const toolhost_status_t s = raw_->client_request(raw_, m.c_str(), p.c_str(), timeout_ms, out.raw());
     if (s == TOOLHOST_OK) return out.take();
-    return status_from(s, request_failure(s, m, out.text()));
+    return status_from(s, client_request_failure(s, m, out.text()));
   }
 
   // Asks the person through a form (elicitation/create); `schema_json` is the requestedSchema.
@@ -106,17 +120,6 @@ class call {
   }
 
  private:
-  // Why a client request failed, in words; the code comes from sdk/status.hpp.
-  static std::string request_failure(toolhost_status_t code, const std::string& method, const std::string& answer) {
-    switch (code) {
-      case TOOLHOST_ERR_UNSUPPORTED: return "the client did not declare support for " + method;
-      case TOOLHOST_ERR_CANCELLED: return "the call was cancelled";
-      case TOOLHOST_ERR_TIMEOUT: return "the client did not answer " + method + " in time";
-      case TOOLHOST_ERR_REMOTE: return "the client answered " + method + " with an error: " + answer;
-      default: return "could not send " + method + " to the client";
-    }
-  }
-
   const toolhost_call_t* raw_;
   std::unique_ptr<std::function<void()>> cancel_handler_;
 };

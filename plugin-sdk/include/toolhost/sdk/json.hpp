@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // toolhost SDK: small RapidJSON helpers shared by the SDK, the host and plugins.
 #pragma once
 

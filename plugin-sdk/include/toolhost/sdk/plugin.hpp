@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // toolhost SDK: declaring a plugin and registering what it offers.
 //
 //   absl::Status init(toolhost::sdk::plugin& p) {
@@ -183,18 +184,10 @@ inline void run_tool(void* ud, const toolhost_call_t* raw, const char* json, siz
 
 inline toolhost_status_t read_resource(void* ud, const toolhost_call_t* raw, const char* uri,
                                        toolhost_writer_t* out) noexcept {
-  try {
+  return answer(out, [&] {
     call context(raw);
-    auto text = static_cast<resource_record*>(ud)->read(uri, context);
-    if (!text.ok()) return fail(out, text.status());
-    write(out, *text);
-    return TOOLHOST_OK;
-  } catch (const std::exception& e) {
-    write(out, e.what());
-    return TOOLHOST_ERR_INTERNAL;
-  } catch (...) {
-    return TOOLHOST_ERR_INTERNAL;
-  }
+    return static_cast<resource_record*>(ud)->read(uri, context);
+  });
 }
 
 inline void complete_with(const completer& fn, const char* argument, const char* value,
@@ -209,28 +202,38 @@ inline void complete_with(const completer& fn, const char* argument, const char*
   }
 }
 
+// The completion callback of a resource or prompt record.
+template <class Record>
+void complete_record(void* ud, const char* argument, const char* value, const char* context_json,
+                     toolhost_writer_t* out) noexcept {
+  complete_with(static_cast<Record*>(ud)->complete, argument, value, context_json, out);
+}
+
+// An optional string field of a descriptor: NULL when empty.
+inline const char* or_null(const std::string& s) noexcept { return s.empty() ? nullptr : s.c_str(); }
+
+// The fields every resource and prompt descriptor has, from its options.
+template <class Desc, class Options>
+void fill_names(Desc& d, const Options& o) {
+  d.struct_size = sizeof d;
+  d.name = o.name.c_str();
+  d.title = or_null(o.title);
+  d.description = or_null(o.description);
+}
+
 inline toolhost_status_t get_prompt(void* ud, const toolhost_call_t* raw, const char* json,
                                     toolhost_writer_t* out) noexcept {
   auto* rec = static_cast<prompt_record*>(ud);
-  try {
+  return answer(out, [&]() -> absl::StatusOr<std::string> {
     rapidjson::Document doc;
     doc.Parse(json);
     if (doc.HasParseError() || !doc.IsObject()) doc.SetObject();
     if (auto problem = check_arguments(rec->schema, doc)) {
-      write(out, "Invalid arguments for prompt " + rec->name + ": " + *problem + ".");
-      return TOOLHOST_ERR_INVALID_ARGUMENT;
+      return absl::InvalidArgumentError("Invalid arguments for prompt " + rec->name + ": " + *problem + ".");
     }
     call context(raw);
-    auto text = rec->get(args(doc), context);
-    if (!text.ok()) return fail(out, text.status());
-    write(out, *text);
-    return TOOLHOST_OK;
-  } catch (const std::exception& e) {
-    write(out, e.what());
-    return TOOLHOST_ERR_INTERNAL;
-  } catch (...) {
-    return TOOLHOST_ERR_INTERNAL;
-  }
+    return rec->get(args(doc), context);
+  });
 }
 
 }  // namespace detail
@@ -323,21 +326,13 @@ class plugin {
     rec->read = std::move(o.read);
     rec->complete = std::move(o.complete);
     toolhost_resource_desc_t d{};
-    d.struct_size = sizeof(d);
+    detail::fill_names(d, o);
     d.uri = o.uri.c_str();
     d.is_template = o.is_template;
-    d.name = o.name.c_str();
-    d.title = o.title.empty() ? nullptr : o.title.c_str();
-    d.description = o.description.empty() ? nullptr : o.description.c_str();
-    d.mime_type = o.mime_type.empty() ? nullptr : o.mime_type.c_str();
+    d.mime_type = detail::or_null(o.mime_type);
     d.read = &detail::read_resource;
-    d.complete = rec->complete ? +[](void* ud, const char* a, const char* v, const char* c, toolhost_writer_t* out) {
-      detail::complete_with(static_cast<detail::resource_record*>(ud)->complete, a, v, c, out);
-    } : nullptr;
-    d.user_data = rec.get();
-    absl::Status s = checked([&](toolhost_writer_t* e) { return registry_->register_resource(host_, &d, e); });
-    if (s.ok()) resources_.push_back(std::move(rec));
-    return s;
+    d.complete = rec->complete ? &detail::complete_record<detail::resource_record> : nullptr;
+    return add(&toolhost_registry_t::register_resource, d, std::move(rec), resources_);
   }
 
   absl::Status prompt(prompt_options o) {
@@ -365,19 +360,11 @@ class plugin {
     }
     rec->schema.AddMember("required", required, alloc);
     toolhost_prompt_desc_t d{};
-    d.struct_size = sizeof(d);
-    d.name = o.name.c_str();
-    d.title = o.title.empty() ? nullptr : o.title.c_str();
-    d.description = o.description.empty() ? nullptr : o.description.c_str();
-    d.arguments = o.arguments_json.empty() ? nullptr : o.arguments_json.c_str();
+    detail::fill_names(d, o);
+    d.arguments = detail::or_null(o.arguments_json);
     d.get = &detail::get_prompt;
-    d.complete = rec->complete ? +[](void* ud, const char* a, const char* v, const char* c, toolhost_writer_t* out) {
-      detail::complete_with(static_cast<detail::prompt_record*>(ud)->complete, a, v, c, out);
-    } : nullptr;
-    d.user_data = rec.get();
-    absl::Status s = checked([&](toolhost_writer_t* e) { return registry_->register_prompt(host_, &d, e); });
-    if (s.ok()) prompts_.push_back(std::move(rec));
-    return s;
+    d.complete = rec->complete ? &detail::complete_record<detail::prompt_record> : nullptr;
+    return add(&toolhost_registry_t::register_prompt, d, std::move(rec), prompts_);
   }
 
   // Tools, resources and prompts known only at run time (sdk/provider.hpp); kept until deinit.
@@ -442,6 +429,17 @@ class plugin {
  private:
   friend class tool_builder;
 
+  // Registers `d`, whose user_data becomes `rec`, and keeps `rec` in `kept` when the host took it.
+  template <class Desc, class Record>
+  absl::Status add(toolhost_status_t (*toolhost_registry_t::*fn)(const toolhost_host_t*, const Desc*,
+                                                                 toolhost_writer_t*),
+                   Desc& d, std::unique_ptr<Record> rec, std::vector<std::unique_ptr<Record>>& kept) {
+    d.user_data = rec.get();
+    absl::Status s = checked([&](toolhost_writer_t* e) { return (registry_->*fn)(host_, &d, e); });
+    if (s.ok()) kept.push_back(std::move(rec));
+    return s;
+  }
+
   template <class F>
   absl::Status checked(F&& fn) {
     if (registry_ == nullptr) return absl::FailedPreconditionError("the host offers no registry");
@@ -478,20 +476,15 @@ inline absl::Status tool_builder::handler(tool_handler fn) {
   toolhost_tool_desc_t d{};
   d.struct_size = sizeof(d);
   d.name = name_.c_str();
-  d.title = title_.empty() ? nullptr : title_.c_str();
-  d.description = description_.empty() ? nullptr : description_.c_str();
-  d.input_schema = input_schema_.empty() ? nullptr : input_schema_.c_str();
-  d.output_schema = output_schema_.empty() ? nullptr : output_schema_.c_str();
-  d.annotations = annotations_.empty() ? nullptr : annotations_.c_str();
-  d.permission_kind = permission_.empty() ? nullptr : permission_.c_str();
+  d.title = detail::or_null(title_);
+  d.description = detail::or_null(description_);
+  d.input_schema = detail::or_null(input_schema_);
+  d.output_schema = detail::or_null(output_schema_);
+  d.annotations = detail::or_null(annotations_);
+  d.permission_kind = detail::or_null(permission_);
   d.flags = flags_;
   d.call = &detail::run_tool;
-  d.user_data = rec.get();
-  absl::Status s = owner_.checked([&](toolhost_writer_t* e) {
-    return owner_.registry_->register_tool(owner_.host_, &d, e);
-  });
-  if (s.ok()) owner_.tools_.push_back(std::move(rec));
-  return s;
+  return owner_.add(&toolhost_registry_t::register_tool, d, std::move(rec), owner_.tools_);
 }
 
 namespace detail {

@@ -108,35 +108,36 @@ inline bool provider_call_tool(void* ud, const toolhost_call_t* raw, const char*
   return true;
 }
 
-// Writes an answer or the failure's message; returns the status's code.
-inline toolhost_status_t answer(toolhost_writer_t* out, const absl::StatusOr<std::string>& text) {
-  if (!text.ok()) return fail(out, text.status());
-  write(out, *text);
-  return TOOLHOST_OK;
+// Runs `fn` (a StatusOr<std::string> of the answer) and writes the answer or the failure's
+// message; returns the status's code. An exception becomes TOOLHOST_ERR_INTERNAL with its text.
+template <class F>
+toolhost_status_t answer(toolhost_writer_t* out, F&& fn) noexcept {
+  try {
+    const absl::StatusOr<std::string> text = fn();
+    if (!text.ok()) return fail(out, text.status());
+    write(out, *text);
+    return TOOLHOST_OK;
+  } catch (const std::exception& e) {
+    write(out, e.what());
+  } catch (...) {
+  }
+  return TOOLHOST_ERR_INTERNAL;
 }
 
 inline toolhost_status_t provider_read_resource(void* ud, const toolhost_call_t* raw, const char* uri,
                                                 toolhost_writer_t* out) noexcept {
-  try {
+  return answer(out, [&] {
     call context(raw);
-    return answer(out, as_provider(ud).read_resource(context, text_or(uri, "")));
-  } catch (const std::exception& e) {
-    write(out, e.what());
-  } catch (...) {
-  }
-  return TOOLHOST_ERR_INTERNAL;
+    return as_provider(ud).read_resource(context, text_or(uri, ""));
+  });
 }
 
 inline toolhost_status_t provider_get_prompt(void* ud, const toolhost_call_t* raw, const char* name, const char* args,
                                              toolhost_writer_t* out) noexcept {
-  try {
+  return answer(out, [&] {
     call context(raw);
-    return answer(out, as_provider(ud).get_prompt(context, text_or(name, ""), text_or(args, "{}")));
-  } catch (const std::exception& e) {
-    write(out, e.what());
-  } catch (...) {
-  }
-  return TOOLHOST_ERR_INTERNAL;
+    return as_provider(ud).get_prompt(context, text_or(name, ""), text_or(args, "{}"));
+  });
 }
 
 inline bool provider_complete(void* ud, const char* ref, const char* argument, const char* value, const char* context,

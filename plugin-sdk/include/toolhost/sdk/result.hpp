@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // toolhost SDK: building a tool's answer (an MCP CallToolResult).
 #pragma once
 

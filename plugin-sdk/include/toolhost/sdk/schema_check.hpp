@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // toolhost SDK: checks tool arguments against the tool's input schema before the tool runs.
 //
 // Covers what models get wrong in practice: a missing required argument, a wrong type, a value

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // toolhost SDK: everything a plugin author includes.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // toolhost SDK: string concatenation that accepts std::string_view.
 //
 // Debian 12's Abseil is built with its own absl::string_view (ABSL_OPTION_USE_STD_STRING_VIEW

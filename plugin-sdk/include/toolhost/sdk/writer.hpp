@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // toolhost SDK: writers, the ABI's byte sinks, from the C++ side.
 #pragma once
 

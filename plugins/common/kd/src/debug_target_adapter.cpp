@@ -10,45 +10,12 @@
 
 #include "toolhost/kd/bytes.h"
 #include "toolhost/kd/protocol.h"
+#include "toolhost/kd/register_map.h"
 
 namespace toolhost::kd {
 namespace {
 
 namespace sdk = toolhost::sdk;
-
-// Where a register of the map comes from.
-enum class source { context, special };
-struct reg {
-  const char* name;
-  uint32_t bits;
-  const char* role;
-  source from;
-  size_t offset;  // in the CONTEXT or in KSPECIAL_REGISTERS
-};
-
-// Our buffer puts every register in an 8-byte slot, in this order.
-constexpr reg kRegisters[] = {
-    {"rax", 64, "", source::context, 0x78},      {"rbx", 64, "", source::context, 0x90},
-    {"rcx", 64, "", source::context, 0x80},      {"rdx", 64, "", source::context, 0x88},
-    {"rsi", 64, "", source::context, 0xA8},      {"rdi", 64, "", source::context, 0xB0},
-    {"rbp", 64, "fp", source::context, 0xA0},    {"rsp", 64, "sp", source::context, 0x98},
-    {"r8", 64, "", source::context, 0xB8},       {"r9", 64, "", source::context, 0xC0},
-    {"r10", 64, "", source::context, 0xC8},      {"r11", 64, "", source::context, 0xD0},
-    {"r12", 64, "", source::context, 0xD8},      {"r13", 64, "", source::context, 0xE0},
-    {"r14", 64, "", source::context, 0xE8},      {"r15", 64, "", source::context, 0xF0},
-    {"rip", 64, "pc", source::context, kContextRip},
-    {"eflags", 32, "flags", source::context, kContextEflags},
-    {"cs", 16, "", source::context, 0x38},       {"ds", 16, "", source::context, 0x3A},
-    {"es", 16, "", source::context, 0x3C},       {"fs", 16, "", source::context, 0x3E},
-    {"gs", 16, "", source::context, 0x40},       {"ss", 16, "", source::context, 0x42},
-    {"dr0", 64, "", source::special, 0x20},      {"dr1", 64, "", source::special, 0x28},
-    {"dr2", 64, "", source::special, 0x30},      {"dr3", 64, "", source::special, 0x38},
-    {"dr6", 64, "", source::special, 0x40},      {"dr7", 64, "", source::special, 0x48},
-    {"cr0", 64, "", source::special, kKspecialCr0}, {"cr2", 64, "", source::special, kKspecialCr2},
-    {"cr3", 64, "cr3", source::special, kKspecialCr3}, {"cr4", 64, "", source::special, kKspecialCr4},
-};
-constexpr size_t kRegisterCount = sizeof(kRegisters) / sizeof(kRegisters[0]);
-constexpr size_t kBufferSize = kRegisterCount * 8;
 
 uint64_t field(std::span<const uint8_t> b, size_t at, uint32_t bits) {
   if (bits == 16) return get_u16(b, at);
@@ -148,10 +115,10 @@ class kd_session final : public sdk::debug_target {
     if (!ctx.ok()) return ctx.status();
     auto special = t_->read_control_space(cpu, kAmd64ControlSpaceKspecial, kKspecialReadSize);
     if (!special.ok()) return special.status();
-    std::vector<uint8_t> out(kBufferSize, 0);
+    std::vector<uint8_t> out(kRegisterBufferSize, 0);
     for (size_t i = 0; i < kRegisterCount; ++i) {
-      const reg& r = kRegisters[i];
-      const auto& from = r.from == source::context ? *ctx : *special;
+      const register_slot& r = kRegisters[i];
+      const auto& from = r.from == register_source::context ? *ctx : *special;
       put_u64(out, i * 8, field(from, r.offset, r.bits));
     }
     return out;
@@ -164,8 +131,8 @@ class kd_session final : public sdk::debug_target {
     uint64_t v = 0;
     std::memcpy(&v, value.data(), std::min<size_t>(value.size(), 8));
     const uint16_t cpu = processor_of(*t_, thread);
-    const reg& r = kRegisters[index];
-    if (r.from == source::context) {
+    const register_slot& r = kRegisters[index];
+    if (r.from == register_source::context) {
       auto ctx = t_->get_context(cpu);
       if (!ctx.ok()) return ctx.status();
       set_field(*ctx, r.offset, r.bits, v);
@@ -283,8 +250,8 @@ class kd_session final : public sdk::debug_target {
       auto cr = t.read_control_space(cpu, kAmd64ControlSpaceKspecial, kKspecialReadSize);
       if (!cr.ok()) return cr.status();
       std::string json = absl::StrFormat(R"({"processor":%u)", cpu);
-      for (const reg& r : kRegisters) {
-        if (r.from == source::special) json += absl::StrFormat(R"(,"%s":%s)", r.name, hex(get_u64(*cr, r.offset)));
+      for (const register_slot& r : kRegisters) {
+        if (r.from == register_source::special) json += absl::StrFormat(R"(,"%s":%s)", r.name, hex(get_u64(*cr, r.offset)));
       }
       return json + "}";
     }
