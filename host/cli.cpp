@@ -15,7 +15,7 @@ namespace {
 
 // Flags that take a value, and those that do not: the list "did you mean" draws from.
 constexpr std::string_view kValueFlags[] = {"--config", "--overlay",  "--plugins", "--server",   "--set",
-                                            "--backend", "--connect", "--kdnet-key", "--allow",  "--deny",
+                                            "--backend", "--connect", "--kdnet-key", "--dump",  "--allow",  "--deny",
                                             "--ask",     "--log-level", "--http",    "--token",   "--token-file"};
 constexpr std::string_view kSwitches[] = {"--help", "--version", "--unsafe-http", "--json"};
 constexpr std::string_view kCommands[] = {"serve", "plugins", "tools", "check-config"};
@@ -57,6 +57,8 @@ Options:
   --backend B, --connect C, --kdnet-key K
                      ntoseye's launch flags: attach the debugger at the first call (shorthands for
                      --set debugger.backend=B, debugger.connect=C, debugger.key=K)
+  --dump FILE        open a crash dump or core file at the first call (the same as --backend dump
+                     --connect FILE)
   --log-level LEVEL  debug, info, warning or error: what toolhost writes to stderr (default info)
   --http HOST:PORT   serve MCP Streamable HTTP instead of stdio: the --server at /mcp, or without
                      --server every enabled server at /NAME/mcp (port 0 picks a free port)
@@ -96,6 +98,7 @@ absl::StatusOr<options> parse(int argc, char** argv) {
                                             " (commands: serve, tools, plugins, check-config; see toolhost --help)"));
     }
   }
+  std::vector<std::string_view> launch_target;  // --backend/--connect/--dump, in order: --dump names the target alone
   for (; i < argc; ++i) {
     const std::string_view arg = argv[i];
     // Accept --flag=value too.
@@ -147,6 +150,12 @@ absl::StatusOr<options> parse(int argc, char** argv) {
     } else if (flag == "--backend" || flag == "--connect" || flag == "--kdnet-key") {
       const char* key = flag == "--backend" ? "backend" : flag == "--connect" ? "connect" : "key";
       o.settings.push_back(cat("debugger.", key, "=", v));
+      if (flag != "--kdnet-key") launch_target.push_back(flag);
+    } else if (flag == "--dump") {
+      if (v.empty()) return absl::InvalidArgumentError("--dump needs the dump or core file to open, like --dump core.1234");
+      o.settings.push_back("debugger.backend=dump");
+      o.settings.push_back(cat("debugger.connect=", v));
+      launch_target.push_back(flag);
     } else if (flag == "--http") {
       o.http = v;
     } else if (flag == "--unsafe-http") {
@@ -172,6 +181,12 @@ absl::StatusOr<options> parse(int argc, char** argv) {
   }
   if (o.token && !o.token_file.empty()) {
     return absl::InvalidArgumentError("--token and --token-file both name a token; give one of them");
+  }
+  if (std::find(launch_target.begin(), launch_target.end(), "--dump") != launch_target.end() &&
+      launch_target.size() > 1) {
+    return absl::InvalidArgumentError(
+        "--dump FILE names the target by itself (the dump backend on FILE); drop --backend and --connect, or "
+        "--dump");
   }
   return o;
 }

@@ -46,7 +46,10 @@ int check_config(const cli::options& o) {
     srv.load_now();
     for (const auto& inst : srv.instances()) {
       ++plugin_count;
-      if (inst->status() != plugins::load_status::loaded) {
+      if (inst->status() == plugins::load_status::bad_settings) {
+        out << inst->message() << "\n";  // it starts with the place of the setting and names the server
+        ++problems;
+      } else if (inst->status() != plugins::load_status::loaded) {
         out << s.source << ": server '" << s.name << "': " << inst->message() << "\n";
         ++problems;
       }

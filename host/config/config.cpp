@@ -159,6 +159,24 @@ std::string expand_dir(std::string dir, const std::string& config_dir, const std
   return p.lexically_normal().string();
 }
 
+// Records where each value under `node` was written (a table member at its key, an array item at
+// itself), by the path a schema check names it with: "env.HOME", "deny[1]".
+void record_origins(const std::string& file, const toml::node& node, const std::string& path, settings_origin& out) {
+  if (const toml::table* t = node.as_table()) {
+    for (auto&& [key, value] : *t) {
+      const std::string at = path.empty() ? std::string(key.str()) : cat(path, ".", key.str());
+      out.values[at] = where(file, key.source().begin.line != 0 ? key.source() : value.source());
+      record_origins(file, value, at, out);
+    }
+  } else if (const toml::array* a = node.as_array()) {
+    for (size_t i = 0; i < a->size(); ++i) {
+      const std::string at = cat(path, "[", i, "]");
+      out.values[at] = where(file, a->get(i)->source());
+      record_origins(file, *a->get(i), at, out);
+    }
+  }
+}
+
 absl::Status read_server(const std::string& file, std::string_view name, const toml::node& node, server& out) {
   const std::string prefix = cat("servers.", name);
   if (!valid_id(name)) {
@@ -212,6 +230,9 @@ absl::Status read_server(const std::string& file, std::string_view name, const t
       // toml++ writes indented JSON; plugins get it compact.
       auto doc = sdk::parse_json(json.str());
       out.settings[std::string(plugin.str())] = doc ? sdk::to_json(*doc) : "{}";
+      settings_origin& origin = out.settings_origins[std::string(plugin.str())];
+      origin.table = where(file, value.source());
+      record_origins(file, value, "", origin);
     }
   }
   return s;
@@ -233,6 +254,15 @@ std::optional<permission> parse_permission(std::string_view text) {
   if (text == "ask") return permission::ask;
   if (text == "never") return permission::never;
   return std::nullopt;
+}
+
+const std::string& settings_origin::where(std::string_view path) const {
+  for (std::string_view p = path; !p.empty();) {
+    if (auto it = values.find(p); it != values.end()) return it->second;
+    const size_t cut = p.find_last_of(".[");
+    p = p.substr(0, cut == std::string_view::npos ? 0 : cut);
+  }
+  return table;
 }
 
 const server* config::find_server(std::string_view name) const {
@@ -382,6 +412,14 @@ absl::Status override_setting(config& cfg, std::string_view spec) {
     doc->RemoveMember(key.c_str());
     doc->AddMember(rapidjson::Value(key.c_str(), alloc), value, alloc);
     s.settings[plugin] = sdk::to_json(*doc);
+    // A value --set gives is checked like one in the file, and named by the flag.
+    settings_origin& origin = s.settings_origins[plugin];
+    if (origin.table.empty()) origin.table = s.source;
+    std::erase_if(origin.values, [&](const auto& v) {
+      const std::string_view p = v.first;
+      return p.size() > key.size() && p.substr(0, key.size()) == key && (p[key.size()] == '.' || p[key.size()] == '[');
+    });
+    origin.values[key] = cat("--set ", spec);
     applied = true;
   }
   if (!applied) {

@@ -38,6 +38,17 @@ struct privacy {
   bool ask_before_whole_file = false;  // ask before a tool sends a whole file
 };
 
+// Where a plugin's settings were written, for messages: "file:line:column" of each value, or the
+// --set flag that gave it, as typed.
+struct settings_origin {
+  std::string table;  // the [servers.NAME.settings.PLUGIN] table; the server's table when there is none
+  std::map<std::string, std::string, std::less<>> values;  // by path: "timeout_ms", "env.HOME", "deny[1]"
+
+  // Where the value at `path` was written: its own place, else that of the nearest table or array
+  // that holds it, else the table's.
+  const std::string& where(std::string_view path) const;
+};
+
 struct server {
   std::string name;
   std::string description;
@@ -47,6 +58,7 @@ struct server {
   struct privacy privacy;
   permission_rows permissions;                               // overrides of the global table
   std::map<std::string, std::string, std::less<>> settings;  // plugin id -> JSON object text
+  std::map<std::string, settings_origin, std::less<>> settings_origins;  // plugin id -> where
   // A call that has not answered after this long is answered with a tool error (0: no limit).
   uint32_t call_timeout_ms = 0;
   std::map<std::string, tool_settings, std::less<>> tools;  // by tool name

@@ -41,24 +41,50 @@ void server::start_loading() {
 
 void server::load_now() { load(); }
 
+namespace {
+
+// Failures of one server's start (its settings, its registrations), which another server that
+// serves the same plugin need not share.
+bool failed_for_one_server(plugins::load_status s) {
+  return s == plugins::load_status::bad_settings || s == plugins::load_status::init_failed ||
+         s == plugins::load_status::duplicate_name;
+}
+
+}  // namespace
+
 void server::load() {
+  auto failed = [this](const std::string& id, std::string message) {
+    std::lock_guard lock(ready_mutex_);
+    failed_.push_back({id, std::move(message)});
+  };
   for (const std::string& id : settings_.plugins) {
     plugins::library* lib = loader_.find(id);
     if (lib == nullptr) {
-      ::toolhost::log::warning("server", cat("server '", name(), "': plugin '", id, "' was not found in ",
-                                          loader_.dirs().empty() ? std::string("any plugin folder")
-                                                                 : absl::StrJoin(loader_.dirs(), ", "),
-                                          "; build it, or remove it from plugins = [...] in ", settings_.source));
+      const std::string message = cat("server '", name(), "': plugin '", id, "' was not found in ",
+                                      loader_.dirs().empty() ? std::string("any plugin folder")
+                                                             : absl::StrJoin(loader_.dirs(), ", "),
+                                      "; build it, or remove it from plugins = [...] in ", settings_.source);
+      ::toolhost::log::warning("server", message);
+      failed(id, message);
       continue;
     }
-    if (lib->status != plugins::load_status::loaded) continue;  // the loader has said why
+    if (lib->status != plugins::load_status::loaded && !failed_for_one_server(lib->status)) {
+      failed(id, lib->message);  // the loader has logged why
+      continue;
+    }
     auto settings = settings_.settings.find(id);
+    config::settings_origin origin;
+    if (auto o = settings_.settings_origins.find(id); o != settings_.settings_origins.end()) origin = o->second;
+    if (origin.table.empty()) origin.table = settings_.source;
     auto inst = std::make_unique<plugins::instance>(*lib, registry_, *this, name(), global_.dir,
                                                     settings != settings_.settings.end() ? settings->second : "{}",
-                                                    settings_.listing);
-    if (!inst->init()) {
+                                                    settings_.listing, std::move(origin));
+    if (inst->init()) {
+      lib->status = plugins::load_status::loaded;  // it may have failed for another server
+    } else {
       lib->status = inst->status();
       lib->message = inst->message();
+      failed(id, inst->message());
     }
     instances_.push_back(std::move(inst));
   }
@@ -72,11 +98,7 @@ void server::load() {
 
 std::vector<std::string> server::plugins_not_started() const {
   std::vector<std::string> out;
-  for (const std::string& id : settings_.plugins) {
-    const auto it = std::find_if(instances_.begin(), instances_.end(),
-                                 [&](const auto& inst) { return inst->lib().id == id; });
-    if (it == instances_.end() || (*it)->status() != plugins::load_status::loaded) out.push_back(id);
-  }
+  for (const auto& f : failed_plugins()) out.push_back(f.id);
   return out;
 }
 
@@ -167,6 +189,23 @@ std::string server::instructions() const {
     sdk::string_writer out;
     p.desc.instructions(p.desc.user_data, out.raw());
     if (!out.text().empty()) append(text, text.empty() ? "" : "\n\n", out.text());
+  }
+  if (const std::string failures = failed_plugins_text(); !failures.empty()) {
+    append(text, text.empty() ? "" : "\n\n", failures,
+           " Tell the user: those tools stay missing until the problem is fixed and the server is started again.");
+  }
+  return text;
+}
+
+std::vector<server::failed_plugin> server::failed_plugins() const {
+  std::lock_guard lock(ready_mutex_);
+  return failed_;
+}
+
+std::string server::failed_plugins_text() const {
+  std::string text;
+  for (const auto& f : failed_plugins()) {
+    append(text, text.empty() ? "" : " ", "Plugin '", f.id, "' did not start, so its tools are missing: ", f.message, ".");
   }
   return text;
 }

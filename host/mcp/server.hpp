@@ -63,8 +63,20 @@ class server final : public plugins::host_events {
   config::permission permission_of(const plugins::permission_kind& kind) const;
 
   // Server instructions: what the plugins registered plus what providers offer now, after
-  // waiting (bounded by each provider's instructions_wait_ms) for late ones to be announced.
+  // waiting (bounded by each provider's instructions_wait_ms) for late ones to be announced, and
+  // which plugins did not start.
   std::string instructions() const;
+
+  // A plugin of this server that did not start (not found, refused by the loader, bad settings,
+  // init failed), with the sentence that says why. The agent is told through the instructions
+  // and through the error of a call to a tool nobody serves.
+  struct failed_plugin {
+    std::string id;
+    std::string message;
+  };
+  std::vector<failed_plugin> failed_plugins() const;
+  // "Plugin 'a' did not start, so its tools are missing: why. ...", or "" when all started.
+  std::string failed_plugins_text() const;
 
   // What the configuration gets wrong that only the plugins' registrations reveal (a permission
   // row naming no kind, settings for a tool nobody serves), known once loading finished.
@@ -98,6 +110,7 @@ class server final : public plugins::host_events {
   plugins::loader& loader_;
   plugins::registry registry_;
   std::vector<std::unique_ptr<plugins::instance>> instances_;
+  std::vector<failed_plugin> failed_;  // guarded by ready_mutex_
   std::string home_;
   std::vector<policy::row_problem> config_problems_;
   std::string config_error_;

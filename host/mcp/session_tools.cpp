@@ -72,7 +72,13 @@ void session::tools_call(const request_ptr& request, const rapidjson::Value* par
       send(request->reply, {"", request->id, true});
       return;
     }
-    if (result.empty()) return respond_error(request, jsonrpc::kInvalidParams, cat("Unknown tool: ", call->name));
+    if (result.empty()) {
+      // The tool may be one a plugin that did not start would have served: say which and why, as
+      // a tool error the model reads.
+      const std::string failures = server_.failed_plugins_text();
+      if (failures.empty()) return respond_error(request, jsonrpc::kInvalidParams, cat("Unknown tool: ", call->name));
+      return respond(request, sdk::result::error(cat("Unknown tool: ", call->name, ". ", failures)).to_json());
+    }
     respond(request, result);
   });
 }

@@ -19,6 +19,7 @@
 #include "host/log.hpp"
 #include "host/plugins/abi_struct.hpp"
 #include "host/plugins/crash_guard.hpp"
+#include "host/plugins/settings_check.hpp"
 
 namespace toolhost::plugins {
 namespace {
@@ -248,9 +249,24 @@ toolhost_status_t add_instructions(const toolhost_host_t* host, const char* text
   return TOOLHOST_OK;
 }
 
+toolhost_status_t declare_settings(const toolhost_host_t* host, const char* schema_json, toolhost_writer_t* error) {
+  if (!open_for_registration(host, error)) return TOOLHOST_ERR_WRONG_STATE;
+  instance& self = instance::of(host);
+  if (self.settings_declared()) {
+    return refuse(host, error, TOOLHOST_ERR_WRONG_STATE, load_status::init_failed,
+                  "declared its settings twice; declare_settings may be called once");
+  }
+  self.mark_settings_declared();
+  const absl::Status s =
+      check_settings(schema_json != nullptr ? schema_json : "", self.settings_json(), self.settings_origin(),
+                     {self.lib().id, self.server_name(), self.listing()});
+  if (s.ok()) return TOOLHOST_OK;
+  return refuse(host, error, TOOLHOST_ERR_INVALID_ARGUMENT, load_status::bad_settings, std::string(view(s.message())));
+}
+
 const toolhost_registry_t kRegistry = {sizeof(toolhost_registry_t), register_permission_kind, register_tool,
                                        register_resource, register_prompt, register_provider, register_transport,
-                                       add_instructions};
+                                       add_instructions, declare_settings};
 
 // ---- toolhost.log/1 ----
 
@@ -324,13 +340,14 @@ const void* get_service(const toolhost_host_t*, const char* id) {
 }  // namespace
 
 instance::instance(library& lib, registry& reg, host_events& events, std::string server_name, std::string config_dir,
-                   std::string settings_json, bool listing)
+                   std::string settings_json, bool listing, config::settings_origin origin)
     : lib_(lib),
       registry_(reg),
       events_(events),
       server_name_(std::move(server_name)),
       config_dir_(std::move(config_dir)),
-      settings_json_(settings_json.empty() ? "{}" : std::move(settings_json)) {
+      settings_json_(settings_json.empty() ? "{}" : std::move(settings_json)),
+      settings_origin_(std::move(origin)) {
   host_.abi_major = TOOLHOST_ABI_MAJOR;
   host_.abi_minor = TOOLHOST_ABI_MINOR;
   host_.struct_size = sizeof(host_);
@@ -373,6 +390,11 @@ bool instance::init() {
     status_ = load_status::init_failed;
     message_ = cat(who, " threw from init (", thrown, ") while starting for server '", server_name_,
                             "'; it is not served; report this to the plugin's author");
+  } else if (refused_ && refused_status_ == load_status::bad_settings) {
+    // A line of the config is wrong: the sentence starts with its place and names the server and
+    // the plugin in its key, as config errors do.
+    status_ = refused_status_;
+    message_ = refused_message_;
   } else if (refused_) {
     status_ = refused_status_;
     message_ = cat(who, ": ", refused_message_);

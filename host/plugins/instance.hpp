@@ -8,6 +8,7 @@
 
 #include <toolhost/plugin.h>
 
+#include "host/config/config.hpp"
 #include "host/plugins/loader.hpp"
 #include "host/plugins/registry.hpp"
 
@@ -25,8 +26,9 @@ class host_events {
 class instance {
  public:
   // `listing`: the instance only shows what it registers (TOOLHOST_HOST_LISTING).
+  // `origin`: where the settings were written, for the messages of declare_settings.
   instance(library& lib, registry& reg, host_events& events, std::string server_name, std::string config_dir,
-           std::string settings_json, bool listing = false);
+           std::string settings_json, bool listing = false, config::settings_origin origin = {});
   instance(const instance&) = delete;
   instance& operator=(const instance&) = delete;
 
@@ -50,6 +52,11 @@ class instance {
   const std::string& server_name() const { return server_name_; }
   const std::string& config_dir() const { return config_dir_; }
   const std::string& settings_json() const { return settings_json_; }
+  const config::settings_origin& settings_origin() const { return settings_origin_; }
+  bool listing() const { return (host_.flags & TOOLHOST_HOST_LISTING) != 0; }
+  // declare_settings may run once per instance.
+  bool settings_declared() const { return settings_declared_; }
+  void mark_settings_declared() { settings_declared_ = true; }
   // Remembers the first refused registration: it fails the whole init.
   void refuse(load_status why, std::string message);
 
@@ -60,6 +67,8 @@ class instance {
   std::string server_name_;
   std::string config_dir_;
   std::string settings_json_;
+  config::settings_origin settings_origin_;
+  bool settings_declared_ = false;
   toolhost_host_t host_{};
   void* plugin_instance_ = nullptr;
   bool initializing_ = false;

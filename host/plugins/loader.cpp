@@ -112,6 +112,7 @@ std::string_view to_string(load_status s) {
     case load_status::wrong_abi: return "wrong ABI";
     case load_status::bad_entry: return "bad entry";
     case load_status::duplicate_id: return "duplicate plugin id";
+    case load_status::bad_settings: return "bad settings";
     case load_status::init_failed: return "init failed";
     case load_status::init_crashed: return "init crashed";
     case load_status::duplicate_name: return "duplicate name";

@@ -24,6 +24,7 @@ enum class load_status {
   wrong_abi,            // built for another ABI major, or a newer minor
   bad_entry,            // the entry is malformed (sizes, id, init missing)
   duplicate_id,         // another file already provides this plugin id
+  bad_settings,         // its settings do not fit the schema it declared
   init_failed,          // init returned false or threw
   init_crashed,         // init died on a signal; the host recovered
   duplicate_name,       // init registered a name another plugin of the server already has

@@ -8,6 +8,7 @@ namespace {
 namespace sdk = toolhost::sdk;
 
 absl::Status init(sdk::plugin& p) {
+  if (auto s = p.declare_settings(sdk::kNoSettings); !s.ok()) return s;
   if (auto s = p.permission_kind("bench-echo.echo", "Echo a message back", TOOLHOST_PERMISSION_ALLOW); !s.ok()) return s;
   return p.tool("echo")
       .title("Echo Tool")

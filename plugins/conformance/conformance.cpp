@@ -370,7 +370,8 @@ class dynamic_tool final : public sdk::provider {
 };
 
 absl::Status init(sdk::plugin& p) {
-  absl::Status s = p.permission_kind(kKind, "Run the conformance fixtures", TOOLHOST_PERMISSION_ALLOW);
+  absl::Status s = p.declare_settings(sdk::kNoSettings);
+  if (s.ok()) s = p.permission_kind(kKind, "Run the conformance fixtures", TOOLHOST_PERMISSION_ALLOW);
   if (s.ok()) s = register_tools(p);
   auto& watched = p.keep(std::make_shared<watched_resource>(p));
   if (s.ok()) s = register_resources(p, watched);

@@ -23,7 +23,18 @@ const std::vector<command_spec>& command_table() {
       {{"pa"}, "pa <address>", "step over until address",
        "Each step prints its instruction; the stop at address is rendered in full.", run_kind::resume,
        &session::cmd_step_to},
-      {{"break"}, "break", "interrupt a running target", "", run_kind::running, &session::cmd_break},
+      {{"break"}, "break", "interrupt a running target",
+       "Waits up to timeout_ms for the stop. A break-in the target has not answered stays pending: halted-only "
+       "commands then wait for its stop, and the message says why the stub could not interrupt and what to do "
+       "(gdbserver cannot interrupt a process it attached to that leads no process group).",
+       run_kind::running, &session::cmd_break},
+      {{".detach"}, ".detach", "remove the breakpoints, let the target run on and release it",
+       "The same as the close tool; `open` attaches again. The rest of the line is not run.", run_kind::any,
+       &session::cmd_detach},
+      {{"q", "qq", "qd", "quit"}, "q | qd", "refused: the session belongs to the MCP server",
+       "WinDbg's q ends the debugger and qd detaches first; here the session is the server's, so both are refused "
+       "and say so. `.detach` or the close tool releases the target.",
+       run_kind::any, &session::cmd_quit},
       {{"r"}, "r [reg[=expr][, reg...]]", "show registers, or show / set named ones",
        "r alone shows the register block and the current instruction; r rax=expr writes rax.",
        run_kind::halted, &session::cmd_registers},

@@ -90,10 +90,48 @@ absl::Status session::cmd_break(const std::string& name, std::string_view args) 
     out_ += "The target is already halted.\n";
     return absl::OkStatus();
   }
+  // A break-in already pending is sent again (a stub may have dropped it) but keeps its time.
+  if (!break_sent_) break_sent_ = clock::now();
   if (auto s = target_->interrupt(); !s.ok()) return s;
   auto stopped = wait_for_stop(deadline_);
   if (!stopped.ok()) return stopped.status();
-  if (!*stopped) out_ += "The break-in was sent; the target has not stopped yet (the next halted-only command collects the stop).\n";
+  if (!*stopped) return absl::DeadlineExceededError(break_in_failure());
+  return absl::OkStatus();
+}
+
+std::string session::break_in_failure() const {
+  const auto waited =
+      break_sent_ ? std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - *break_sent_).count() : 0;
+  std::string text = "The break-in sent " + std::to_string(waited) + " ms ago has not stopped the target: the " +
+                     target_->backend() + " stub could not interrupt it.";
+  const std::string pid = target_->hint("pid");
+  if (target_->backend() == "gdb" && target_->kind() == "process") {
+    // gdbserver interrupts by signalling the inferior's process group (kill(-pid, SIGINT)); a
+    // process it attached to that leads no group of its own never receives it.
+    if (target_->hint("attached") == "1") {
+      text += " gdbserver interrupts a process by signalling its process group, and this process (attached with "
+              "`gdbserver --attach`) does not lead one.";
+    }
+    text += " Stop it from outside: `kill -INT " + (pid.empty() ? std::string("<pid>") : pid) +
+            "` (the next command collects the stop), or set a breakpoint before resuming next time. A program "
+            "started under gdbserver (`gdbserver HOST:PORT PROGRAM`) can always be interrupted.";
+  } else {
+    text += " Stop it by other means (the next command collects the stop).";
+  }
+  return text + " The break-in stays pending: a halted-only command waits for its stop.";
+}
+
+absl::Status session::cmd_quit(const std::string& name, std::string_view) {
+  return absl::FailedPreconditionError(
+      "'" + name + "' is refused here: it ends an interactive debugger, and this session belongs to the MCP "
+      "server. `.detach` (or the close tool) removes the breakpoints, lets the target run on and releases it; "
+      "the session ends when the server does.");
+}
+
+absl::Status session::cmd_detach(const std::string& name, std::string_view args) {
+  if (!trim(args).empty()) return usage_error(name, ".detach takes no arguments");
+  detach_requested_ = true;
+  result_json_ = R"({"status":"detached"})";
   return absl::OkStatus();
 }
 

@@ -49,7 +49,18 @@ std::string setting(const sdk::plugin& plugin, const char* name) {
   return std::string(sdk::string_member(plugin.settings(), name).value_or(""));
 }
 
+// What [servers.NAME.settings.debugger] may hold: a target to attach to when the server starts,
+// and where symbols come from.
+constexpr const char* kSettingsSchema = R"json({"type": "object", "properties": {
+    "backend": {"type": "string", "description": "The backend to attach with at start: kd, kdnet, gdb, memory or dump"},
+    "connect": {"type": "string", "description": "Where that backend connects (its `open` connect argument)"},
+    "key": {"type": "string", "description": "The KDNET key, for backend = \"kdnet\""},
+    "symbol_path": {"type": "string", "description": "The symbol path, as WinDbg's _NT_SYMBOL_PATH"},
+    "symbol_timeout_ms": {"type": "integer", "minimum": 100, "maximum": 600000, "description": "The longest one symbol download may take"}
+}})json";
+
 absl::Status init(sdk::plugin& plugin) {
+  if (auto s = plugin.declare_settings(kSettingsSchema); !s.ok()) return s;
   toolhost::debugger::launch_settings launch{setting(plugin, "backend"), setting(plugin, "connect"),
                                             setting(plugin, "key"), setting(plugin, "symbol_path")};
   if (auto path = toolhost::symbols::symbol_path::parse(launch.symbol_path); !path.ok()) {

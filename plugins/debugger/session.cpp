@@ -12,6 +12,7 @@
 #include "dwarf_symbols.hpp"
 #include "elf_symbols.hpp"
 #include "format.hpp"
+#include "mnemonics.hpp"
 #include "output_store.hpp"
 #include "pdb_symbols.hpp"
 #include "pe_symbols.hpp"
@@ -292,11 +293,11 @@ std::string session::instruction_line(uint64_t address, bool with_header) {
   std::string hexbytes;
   for (size_t i = 0; i < insn->length; ++i) hexbytes += hex_digits(static_cast<uint8_t>((*bytes)[i]), 2);
   if (hexbytes.size() < 16) hexbytes.resize(16, ' ');
-  std::string text = insn->text;
+  std::string text = windbg_instruction_text(insn->text, insn->mnemonic);
   // Name direct branch targets, as WinDbg does: "call demo!report (00005555`555551e9)".
   if (insn->target) {
     const std::string sym = symbol_of(*insn->target);
-    if (!sym.empty()) text = insn->mnemonic + " " + sym + " (" + address_text(*insn->target) + ")";
+    if (!sym.empty()) text = windbg_mnemonic(insn->mnemonic) + " " + sym + " (" + address_text(*insn->target) + ")";
   } else if (insn->memory_target) {
     // rip-relative data: say what it points at.
     const std::string sym = symbol_of(*insn->memory_target);
@@ -358,7 +359,7 @@ std::string session::register_block(const register_values* frame_values) {
 // ---- Run control ---------------------------------------------------------------------------
 
 bool session::can_stop() const {
-  if (!temporaries_.empty()) return true;
+  if (!temporaries_.empty() || break_sent_) return true;
   return std::any_of(breakpoints_.begin(), breakpoints_.end(), [](const breakpoint& b) { return b.live(); });
 }
 
@@ -594,6 +595,7 @@ absl::Status session::resume_and_wait(toolhost_dt_resume_t how, std::optional<bo
     if (pending_signal_ != 0) text += " and cannot deliver " + signals::name_of(pending_signal_) + " to it";
     return absl::UnimplementedError(text);
   }
+  break_sent_.reset();
   if (auto s = resume_target(how, deliver); !s.ok()) return s;
   auto stopped = wait_for_stop(deadline_);
   if (!stopped.ok()) return stopped.status();
@@ -713,7 +715,8 @@ line_result session::run_line(std::string_view line, std::chrono::milliseconds t
       }
       if (!*stopped) {
         out_ += "The target is still running after " + std::to_string(timeout.count()) + " ms; '" + text +
-                "' was not run. Re-issue it to keep waiting, or `break` to stop the target.\n";
+                "' was not run. " +
+                (break_sent_ ? break_in_failure() : "Re-issue it to keep waiting, or `break` to stop the target.") + "\n";
         result.error = true;
         break;
       }
@@ -730,10 +733,14 @@ line_result session::run_line(std::string_view line, std::chrono::milliseconds t
       result.error = true;
       break;  // a failing command ends the line
     }
+    if (detach_requested_) {
+      detach_skipped_rest_ = &text != &commands.back();
+      break;
+    }
     collect_stop_while_halted();
   }
 
-  if (!running()) refresh_modules();
+  if (!running() && !detach_requested_) refresh_modules();
   if (notices_dropped_ != 0) {
     out_ += "(" + std::to_string(notices_dropped_) + " more signal notices are not shown)\n";
   }

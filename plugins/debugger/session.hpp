@@ -133,6 +133,14 @@ class session final : public expression_context {
   absl::Status cmd_dh(const std::string& name, std::string_view args);
   absl::Status cmd_ld(const std::string& name, std::string_view args);
   absl::Status cmd_sx(const std::string& name, std::string_view args);
+  absl::Status cmd_quit(const std::string& name, std::string_view args);
+  absl::Status cmd_detach(const std::string& name, std::string_view args);
+
+  // `.detach` ran: the caller ends the session (the backend removes the breakpoints and lets
+  // the target run on).
+  bool detach_requested() const { return detach_requested_; }
+  // Commands followed `.detach` on its line (they were not run).
+  bool detach_skipped_rest() const { return detach_skipped_rest_; }
 
  private:
   // One frame as k shows it: a physical frame of the walk, or an inline function's frame
@@ -267,6 +275,8 @@ class session final : public expression_context {
   void refresh_threads();
   absl::Status usage_error(const std::string& name, const std::string& problem) const;
   bool can_stop() const;
+  // Why a break-in sent earlier has not stopped the running target, and what to do.
+  std::string break_in_failure() const;
 
   std::unique_ptr<target> target_;
   symbol_table symbols_;
@@ -287,6 +297,10 @@ class session final : public expression_context {
   std::string notices_;        // sxn notices collected between calls
   size_t notice_count_ = 0, notices_dropped_ = 0;
   bool exited_ = false;
+  bool detach_requested_ = false, detach_skipped_rest_ = false;
+  // When `break` sent a break-in the target has not answered yet; cleared by the next resume.
+  // While it is pending a halted-only command waits for the stop it should bring.
+  std::optional<clock::time_point> break_sent_;
   bool modules_stale_ = true;
   uint64_t next_display_ = 0;   // where a bare `db` continues
   uint64_t next_unassemble_ = 0;

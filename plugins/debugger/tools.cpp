@@ -190,6 +190,17 @@ sdk::result debugger_tools::command(const std::string& line, int64_t timeout_ms,
   }
   line_result r = session_->run_line(line, std::chrono::milliseconds(timeout_ms), cancelled, progress);
   symbol_path_ = session_->symbol_path().text();
+  if (session_->detach_requested()) {
+    const bool skipped = session_->detach_skipped_rest();
+    session_.reset();  // the backend removes its breakpoints and lets the target run
+    r.output += "Detached from " + backend_ + " at " + connect_ + ": the breakpoints are removed and the target runs on. "
+                "`open` attaches again.\n";
+    if (skipped) r.output += "The commands after .detach on the line were not run.\n";
+    r.trailer = "[no target]";
+    r.target_json = R"({"running":true,"attached":false})";
+    backend_.clear();
+    connect_.clear();
+  }
   const std::string paged = store_.page(preface + r.output);
   std::string body = paged;
   if (!body.empty() && body.back() != '\n') body += '\n';

@@ -6,7 +6,10 @@
 
 namespace {
 
-absl::Status init(toolhost::sdk::plugin& plugin) { return plugin.debug_target(toolhost::dump_backend::factory()); }
+absl::Status init(toolhost::sdk::plugin& plugin) {
+  if (auto s = plugin.declare_settings(toolhost::sdk::kNoSettings); !s.ok()) return s;
+  return plugin.debug_target(toolhost::dump_backend::factory());
+}
 
 }  // namespace
 

@@ -128,6 +128,10 @@ absl::Status session::handshake(milliseconds timeout) {
     if (auto exe = read_xfer("exec-file", ""); exe.ok()) executable_ = *exe;
   }
   if (!system_) pid_ = current_thread_;
+  // Whether gdbserver attached to the process (--attach) or started it: "1" or "0".
+  if (!system_) {
+    if (auto a = request("qAttached"); a.ok() && (*a == "1" || *a == "0")) attached_ = *a;
+  }
 
   if (auto reply = parse_stop_reply(*initial, pc_regnum_)) {
     record_stop(*reply);
@@ -189,6 +193,7 @@ std::string session::describe_json() const {
   std::string hints;
   if (!executable_.empty()) hints += R"("executable":)" + sdk::quote(executable_);
   if (pid_ >= 0) hints += std::string(hints.empty() ? "" : ",") + R"("pid":")" + std::to_string(pid_) + "\"";
+  if (!attached_.empty()) hints += std::string(hints.empty() ? "" : ",") + R"("attached":")" + attached_ + "\"";
   out += hints + "}}";
   return out;
 }

@@ -118,6 +118,7 @@ class session {
   std::string output_;
   std::string executable_;
   int64_t pid_ = -1;
+  std::string attached_;  // qAttached's answer: "1" attached, "0" started by the stub, "" unknown
 };
 
 }  // namespace toolhost::gdb

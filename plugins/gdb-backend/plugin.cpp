@@ -5,7 +5,10 @@
 
 namespace {
 
-absl::Status init(toolhost::sdk::plugin& plugin) { return plugin.debug_target(*toolhost::gdb::factory()); }
+absl::Status init(toolhost::sdk::plugin& plugin) {
+  if (auto s = plugin.declare_settings(toolhost::sdk::kNoSettings); !s.ok()) return s;
+  return plugin.debug_target(*toolhost::gdb::factory());
+}
 
 }  // namespace
 

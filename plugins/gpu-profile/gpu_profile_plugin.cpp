@@ -100,7 +100,14 @@ sdk::result gpu_profile(const settings& s, sdk::call& call) {
   return sdk::result::structured(gp::report_json(p, info, suggestions)).add_text(gp::report_text(p, info, suggestions));
 }
 
+constexpr const char* kSettingsSchema = R"json({"type": "object", "properties": {
+    "recordings_dir": {"type": "string", "description": "The folder of GPU recordings (relative to the config's folder; ~ is home)"},
+    "process": {"type": "string", "description": "The process whose GPU work the profile reads"},
+    "refresh_hz": {"type": "number", "description": "The display's refresh rate, for the frame budget (more than 0)"}
+}})json";
+
 absl::Status init(sdk::plugin& plugin) {
+  if (auto s = plugin.declare_settings(kSettingsSchema); !s.ok()) return s;
   if (auto s = plugin.permission_kind(kPermission, "Run the app to record a GPU trace", TOOLHOST_PERMISSION_ASK); !s.ok()) {
     return s;
   }

@@ -8,6 +8,7 @@
 namespace {
 
 absl::Status init(toolhost::sdk::plugin& plugin) {
+  if (auto s = plugin.declare_settings(toolhost::sdk::kNoSettings); !s.ok()) return s;
   return plugin.debug_target(toolhost::kd_backend::kdcom_factory());
 }
 

@@ -9,6 +9,7 @@
 namespace {
 
 absl::Status init(toolhost::sdk::plugin& plugin) {
+  if (auto s = plugin.declare_settings(toolhost::sdk::kNoSettings); !s.ok()) return s;
   return plugin.debug_target(toolhost::kdnet_backend::kdnet_factory());
 }
 

@@ -29,7 +29,10 @@ constexpr toolhost_debug_target_factory_t kFactory = sdk::debug_target_factory<&
     "virtual addresses when cr3 is given)",
 });
 
-absl::Status init(sdk::plugin& plugin) { return plugin.debug_target(kFactory); }
+absl::Status init(sdk::plugin& plugin) {
+  if (auto s = plugin.declare_settings(toolhost::sdk::kNoSettings); !s.ok()) return s;
+  return plugin.debug_target(kFactory);
+}
 
 }  // namespace
 

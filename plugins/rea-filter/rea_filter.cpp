@@ -61,6 +61,7 @@ class upstream_provider final : public sdk::provider {
 
 absl::Status init(sdk::plugin& plugin) {
   namespace rf = toolhost::rea_filter;
+  if (auto s = plugin.declare_settings(rf::kSettingsSchema); !s.ok()) return s;
   // `toolhost plugins` lists every plugin without a server's settings: show the permission kind,
   // start no upstream.
   if (plugin.listing() && plugin.settings().ObjectEmpty()) {

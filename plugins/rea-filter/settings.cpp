@@ -108,15 +108,14 @@ absl::StatusOr<upstream_spec> read_mcp_servers_config(std::string_view path, std
 
 absl::StatusOr<proxy_settings> parse_settings(const rapidjson::Value& settings, const settings_context& context) {
   if (!settings.IsObject()) return absl::InvalidArgumentError("the rea-filter settings must be a table");
-  static const std::set<std::string> kKnown = {"command", "env",  "cwd",        "url",        "headers",
-                                               "deny",    "use_instead", "filter", "timeout_ms", "start_timeout_ms",
-                                               "ida_config", "ida_server", "instructions_wait_ms"};
+  static const rapidjson::Document kSchema = *sdk::parse_json(kSettingsSchema);
+  const rapidjson::Value& known = kSchema["properties"];
   for (const auto& m : settings.GetObject()) {
-    if (kKnown.count(m.name.GetString()) == 0) {
-      return absl::InvalidArgumentError(std::string("unknown rea-filter setting '") + m.name.GetString() +
-                                        "' (known: command, env, cwd, url, headers, deny, use_instead, filter, "
-                                        "timeout_ms, start_timeout_ms, instructions_wait_ms, ida_config, ida_server)");
-    }
+    if (sdk::member(known, sdk::as_view(m.name)) != nullptr) continue;
+    std::string names;
+    for (const auto& k : known.GetObject()) names += std::string(names.empty() ? "" : ", ") + k.name.GetString();
+    return absl::InvalidArgumentError(std::string("unknown rea-filter setting '") + m.name.GetString() + "' (known: " +
+                                      names + ")");
   }
   proxy_settings out;
 

@@ -19,6 +19,24 @@ inline constexpr const char* kReaCommand[] = {"npx", "-y", "rea-agents", "mcp"};
 // Where Eleven finds the IDA MCP plugin's JSON config.
 inline constexpr const char* kIdaConfigVariable = "REA_IDA_MCP_CONFIG";
 
+// What [servers.NAME.settings.rea-filter] may hold; the host checks the table against it, and
+// parse_settings refuses a key it does not name on a host that does not.
+inline constexpr const char* kSettingsSchema = R"json({"type": "object", "properties": {
+  "command": {"type": "array", "items": {"type": "string"}, "description": "The upstream MCP server to run: program, then arguments"},
+  "url": {"type": "string", "description": "A Streamable HTTP upstream, instead of command"},
+  "env": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Environment variables for the upstream"},
+  "cwd": {"type": "string", "description": "The upstream's working folder (relative to the config's folder)"},
+  "headers": {"type": "object", "additionalProperties": {"type": "string"}, "description": "HTTP headers sent to url"},
+  "deny": {"type": "array", "items": {"type": "string"}, "description": "Upstream tools the agent does not get"},
+  "use_instead": {"type": "object", "additionalProperties": {"type": "string"}, "description": "For a denied tool, what to use instead"},
+  "filter": {"type": "string", "enum": ["eleven-rea", "none"], "description": "A preset of denied tools"},
+  "timeout_ms": {"type": "integer", "minimum": 1, "description": "The longest one tool call may take, in milliseconds"},
+  "start_timeout_ms": {"type": "integer", "minimum": 1, "description": "The longest the upstream may take to start, in milliseconds"},
+  "instructions_wait_ms": {"type": "integer", "minimum": 0, "description": "How long a client's initialize may wait for the upstream's instructions"},
+  "ida_config": {"type": "string", "description": "The IDA MCP plugin's JSON config, instead of REA_IDA_MCP_CONFIG"},
+  "ida_server": {"type": "string", "description": "Which server of that config, when it has several"}
+}})json";
+
 struct proxy_settings {
   toolhost::mcp_client::upstream_spec upstream;
   tool_filter filter;

@@ -45,9 +45,9 @@ plugins = ["debugger", "gdb-backend"]
   return path;
 }
 
-async function connect(server = "dumps") {
+async function connect(server = "dumps", extra = []) {
   const client = new Client({ name: "toolhost-dump-test", version: "1.0.0" });
-  const transport = new StdioClientTransport({ command: TOOLHOST, args: ["--config", config(), "--server", server], stderr: "pipe" });
+  const transport = new StdioClientTransport({ command: TOOLHOST, args: ["--config", config(), "--server", server, ...extra], stderr: "pipe" });
   await client.connect(transport);
   return client;
 }
@@ -120,6 +120,23 @@ test("a Windows kernel dump through toolhost: virtual reads through its page tab
   assert.match(lmv.text, /ntoskrnl/);
   assert.match(lmv.text, /hal/);
   await client.close();
+});
+
+test("--dump FILE opens the dump at the first call, as ntoseye's launch flag does", async () => {
+  const dmp = join(dir, "launch.dmp");
+  assert.equal(spawnSync(GENERATE, ["10", dmp]).status, 0);
+  const client = await connect("dumps", ["--dump", dmp]);
+  // No open: the first command attaches to the file the flag names.
+  const r = await cmd(client, "r rip", "json");
+  assert.equal(r.error, false, r.text);
+  assert.match(r.text, new RegExp(`Attached to dump at ${dmp.replaceAll("/", "\\/")}`));
+  assert.equal(big(r.structured.result.registers.rip), 0xfffff80000010123n);
+  await client.close();
+  // --dump names the target alone.
+  const both = spawnSync(TOOLHOST, ["--config", config(), "--server", "dumps", "--backend", "gdb", "--dump", dmp],
+    { encoding: "utf8", input: "" });
+  assert.notEqual(both.status, 0);
+  assert.match(both.stderr, /--dump FILE names the target by itself/);
 });
 
 test("a live QEMU guest through the memory backend: !db agrees with the gdbstub", { skip: !existsSync(GUEST ?? "") && "no guest image" }, async () => {

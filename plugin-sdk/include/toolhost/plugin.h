@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* toolhost plugin ABI, version 1.0.
+/* toolhost plugin ABI, version 1.1.
  *
  * A toolhost plugin is a shared library that exports exactly one data symbol,
  * `toolhost_plugin_entry`, of type `toolhost_plugin_entry_t`. Everything else is reached
@@ -43,10 +43,14 @@
  * appended to a service table; an incompatible change gets a new id ("toolhost.registry/2").
  *
  * Versions. The major must match the host's. Minors count the additions made under the growth
- * rule (1.0 is the first published ABI). The entry's `abi_minor` is the minor the plugin *needs*,
- * not the one it was built with: the host refuses a plugin that needs a newer minor than its
- * own, and loads one built against a newer header that needs nothing newer (its unused new
- * fields are zero). The C++ SDK declares 0 unless the plugin defines TOOLHOST_PLUGIN_ABI_MINOR.
+ * rule:
+ *   1.0  the first published ABI;
+ *   1.1  declare_settings appended to toolhost.registry/1.
+ * The entry's `abi_minor` is the minor the plugin *needs*, not the one it was built with: the
+ * host refuses a plugin that needs a newer minor than its own, and loads one built against a
+ * newer header that needs nothing newer (its unused new fields are zero). A plugin that checks
+ * TOOLHOST_HAS_FIELD before it calls an appended function needs nothing newer for it. The C++
+ * SDK declares 0 unless the plugin defines TOOLHOST_PLUGIN_ABI_MINOR.
  *
  * Lifecycle and threads.
  * - The host loads a plugin once and never unloads it while the process lives.
@@ -80,7 +84,7 @@ extern "C" {
 #endif
 
 #define TOOLHOST_ABI_MAJOR 1
-#define TOOLHOST_ABI_MINOR 0
+#define TOOLHOST_ABI_MINOR 1
 
 /* The name of the one symbol a plugin exports. */
 #define TOOLHOST_ENTRY_SYMBOL "toolhost_plugin_entry"
@@ -454,6 +458,24 @@ typedef struct toolhost_registry {
                                            toolhost_writer_t *error);
    /* Text added to the server's `instructions` in the initialize reply. */
    toolhost_status_t (*add_instructions)(const toolhost_host_t *host, const char *text);
+
+   /* 1.1. Declares the settings the plugin takes (its [servers.NAME.settings.ID] table) as a JSON
+    * Schema object, e.g. {"type":"object","properties":{"timeout_ms":{"type":"integer",
+    * "minimum":100,"description":"..."}}}, and has the host check this instance's settings (from
+    * the config file and from --set) against it at once. The host reads type, enum, minimum,
+    * maximum, required, properties, items and additionalProperties, which here defaults to false:
+    * a key the schema does not name is refused, so that a misspelt setting is an error rather
+    * than ignored. Returns TOOLHOST_OK when the settings fit. Otherwise returns
+    * TOOLHOST_ERR_INVALID_ARGUMENT after writing one sentence that starts with where the value
+    * was written ("FILE:LINE:COLUMN: servers.S.settings.ID.KEY: ..." or "--set ID.KEY=VALUE:
+    * ..."), and the instance fails to start with that sentence whatever init returns; the same
+    * for a schema that is not a JSON object. Call it first in init, before reading the settings,
+    * at most once. In listing mode (TOOLHOST_HOST_LISTING) an empty table passes, whatever the
+    * schema requires. An older host lacks this field (check TOOLHOST_HAS_FIELD on the registry)
+    * and checks nothing. [init] */
+   toolhost_status_t (*declare_settings)(const toolhost_host_t *host,
+                                         const char *schema_json,
+                                         toolhost_writer_t *error);
 } toolhost_registry_t;
 
 /* ---- Service: toolhost.log/1 ---------------------------------------------------------------- */

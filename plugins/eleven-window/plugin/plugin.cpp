@@ -13,14 +13,35 @@ namespace {
 namespace sdk = toolhost::sdk;
 namespace eleven = toolhost::eleven;
 
-// Reads an integer setting within [low, high]; the error names the setting and the range.
-absl::StatusOr<int64_t> integer_setting(const rapidjson::Value& settings, const char* name, int64_t fallback,
-                                        int64_t low, int64_t high) {
-  const rapidjson::Value* v = sdk::member(settings, name);
-  if (v == nullptr) return fallback;
-  if (!v->IsInt64() || v->GetInt64() < low || v->GetInt64() > high) {
-    return absl::InvalidArgumentError(std::string("settings.eleven-window.") + name + " must be an integer from " +
-                                      std::to_string(low) + " to " + std::to_string(high));
+// The plugin's settings: the host checks them against this schema (with where each was written)
+// before init reads them; integer_setting checks the same ranges on a host that does not.
+struct integer_setting_spec {
+  const char* name;
+  int64_t fallback, low, high;
+  const char* description;
+};
+constexpr integer_setting_spec kTimeout{"timeout_ms", 10000, 100, 600000,
+                                        "The longest one call waits for the window, in milliseconds"};
+constexpr integer_setting_spec kMaxReply{"max_reply_bytes", 16 << 20, 1024, 256 << 20,
+                                         "The largest answer the window may send, in bytes"};
+
+std::string settings_schema() {
+  std::string properties;
+  for (const integer_setting_spec* s : {&kTimeout, &kMaxReply}) {
+    if (!properties.empty()) properties += ",";
+    properties += sdk::quote(s->name) + R"(:{"type":"integer","minimum":)" + std::to_string(s->low) +
+                  R"(,"maximum":)" + std::to_string(s->high) + R"(,"description":)" + sdk::quote(s->description) + "}";
+  }
+  return R"({"type":"object","properties":{)" + properties + "}}";
+}
+
+// Reads an integer setting within its range; the error names the setting and the range.
+absl::StatusOr<int64_t> integer_setting(const rapidjson::Value& settings, const integer_setting_spec& spec) {
+  const rapidjson::Value* v = sdk::member(settings, spec.name);
+  if (v == nullptr) return spec.fallback;
+  if (!v->IsInt64() || v->GetInt64() < spec.low || v->GetInt64() > spec.high) {
+    return absl::InvalidArgumentError(std::string("settings.eleven-window.") + spec.name + " must be an integer from " +
+                                      std::to_string(spec.low) + " to " + std::to_string(spec.high));
   }
   return v->GetInt64();
 }
@@ -41,10 +62,11 @@ sdk::result run(eleven::bridge_client& bridge, const eleven::tool_spec& spec, co
 }
 
 absl::Status init(sdk::plugin& plugin) {
+  if (auto s = plugin.declare_settings(settings_schema()); !s.ok()) return s;
   eleven::bridge_options options = eleven::bridge_options_from_environment();
-  auto timeout = integer_setting(plugin.settings(), "timeout_ms", 10000, 100, 600000);
+  auto timeout = integer_setting(plugin.settings(), kTimeout);
   if (!timeout.ok()) return timeout.status();
-  auto max_reply = integer_setting(plugin.settings(), "max_reply_bytes", 16 << 20, 1024, 256 << 20);
+  auto max_reply = integer_setting(plugin.settings(), kMaxReply);
   if (!max_reply.ok()) return max_reply.status();
   options.timeout = std::chrono::milliseconds(*timeout);
   options.max_reply_bytes = static_cast<size_t>(*max_reply);

@@ -118,7 +118,7 @@ FROZEN_OFFSET(toolhost_transport_desc_t, kind, 8);
 FROZEN_OFFSET(toolhost_transport_desc_t, name, 16);
 FROZEN_OFFSET(toolhost_transport_desc_t, factory, 24);
 
-FROZEN_SIZE(toolhost_registry_t, 64);
+FROZEN_SIZE(toolhost_registry_t, 72);
 FROZEN_OFFSET(toolhost_registry_t, struct_size, 0);
 FROZEN_OFFSET(toolhost_registry_t, register_permission_kind, 8);
 FROZEN_OFFSET(toolhost_registry_t, register_tool, 16);
@@ -127,6 +127,7 @@ FROZEN_OFFSET(toolhost_registry_t, register_prompt, 32);
 FROZEN_OFFSET(toolhost_registry_t, register_provider, 40);
 FROZEN_OFFSET(toolhost_registry_t, register_transport, 48);
 FROZEN_OFFSET(toolhost_registry_t, add_instructions, 56);
+FROZEN_OFFSET(toolhost_registry_t, declare_settings, 64);
 
 FROZEN_SIZE(toolhost_log_t, 16);
 FROZEN_OFFSET(toolhost_log_t, struct_size, 0);

@@ -46,12 +46,12 @@ TEST_CASE("each broken library gets its own status and a message naming file and
 
   const auto& major = open(l, "fixture-abi-major.so");
   CHECK(major.status == load_status::wrong_abi);
-  CHECK(major.message.find("built for toolhost plugin ABI 2.0 but this toolhost speaks ABI 1.0") != std::string::npos);
+  CHECK(major.message.find("built for toolhost plugin ABI 2.0 but this toolhost speaks ABI 1.1") != std::string::npos);
   CHECK(major.message.find("rebuild the plugin") != std::string::npos);
 
   const auto& minor = open(l, "fixture-abi-minor.so");
   CHECK(minor.status == load_status::wrong_abi);
-  CHECK(minor.message.find("needs toolhost plugin ABI 1.99 but this toolhost provides 1.0") != std::string::npos);
+  CHECK(minor.message.find("needs toolhost plugin ABI 1.99 but this toolhost provides 1.1") != std::string::npos);
 
   const auto& good = open(l, "fixture-good.so");
   CHECK(good.status == load_status::loaded);

@@ -83,6 +83,9 @@ class args {
   const rapidjson::Value& value_;
 };
 
+// The settings schema of a plugin that takes none: any key in its settings table is an error.
+inline constexpr const char* kNoSettings = R"({"type":"object","properties":{}})";
+
 using tool_handler = std::function<result(const args&, call&)>;
 // Returns a ReadResourceResult as JSON text; NotFound for an unknown URI.
 using resource_reader = std::function<absl::StatusOr<std::string>(std::string_view uri, call&)>;
@@ -296,6 +299,18 @@ class plugin {
   // usual, start nothing.
   bool listing() const noexcept {
     return TOOLHOST_HAS_FIELD(host_, toolhost_host_t, flags) && (host_->flags & TOOLHOST_HOST_LISTING) != 0;
+  }
+
+  // Declares the settings this plugin takes as a JSON Schema object (plugin.h, declare_settings):
+  // the host checks the config's table against it and refuses a misspelt key or a value out of
+  // range with where it was written. Call it first in init and return what it returns. On a host
+  // older than ABI 1.1 it checks nothing and returns OK.
+  absl::Status declare_settings(std::string_view schema_json) {
+    if (registry_ == nullptr || !TOOLHOST_HAS_FIELD(registry_, toolhost_registry_t, declare_settings)) {
+      return absl::OkStatus();
+    }
+    const std::string schema(schema_json);
+    return checked([&](toolhost_writer_t* e) { return registry_->declare_settings(host_, schema.c_str(), e); });
   }
 
   // This plugin's settings table from the config, as a JSON object.

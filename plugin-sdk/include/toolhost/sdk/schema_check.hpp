@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// toolhost SDK: checks tool arguments against the tool's input schema before the tool runs.
+// toolhost SDK: checks a JSON value against a JSON Schema: tool arguments against the tool's input
+// schema before the tool runs (here), and the host checks plugin settings with it too.
 //
-// Covers what models get wrong in practice: a missing required argument, a wrong type, a value
-// outside an enum, an unknown argument when the schema forbids extras. It walks nested objects
-// and array items. It is not a full JSON Schema validator, on purpose: the schema also reaches
-// the client, which does its own validation.
+// Covers what models and people get wrong in practice: a missing required member, a wrong type, a
+// value outside an enum or a range, an unknown member where the schema forbids extras. It walks
+// nested objects and array items. It is not a full JSON Schema validator, on purpose: a tool's
+// schema also reaches the client, which does its own validation.
 #pragma once
 
 #include <optional>
@@ -16,6 +17,24 @@
 #include <toolhost/sdk/json.hpp>
 
 namespace toolhost::sdk {
+
+// One mismatch: `path` names the member ("opts.deep", "list[1]"; "" for the value itself) and
+// `what` says what is wrong with it ("must be string, not integer").
+struct schema_problem {
+  enum class kind { type, enumeration, range, required, unknown };
+  kind is;
+  std::string path;
+  std::string what;
+};
+
+// How strictly to read a schema.
+struct schema_rules {
+  // An object schema without additionalProperties admits no other members (settings a person
+  // typed: a misspelt key must be an error). By JSON Schema's own rule it admits any.
+  bool closed_by_default = false;
+  // minimum and maximum are checked.
+  bool ranges = false;
+};
 
 namespace detail {
 
@@ -46,9 +65,13 @@ inline std::string describe_type(const rapidjson::Value& type) {
   return out;
 }
 
-inline std::optional<std::string> check_value(const rapidjson::Value& schema,
-                                              const rapidjson::Value& value,
-                                              const std::string& path) {
+inline std::string member_path(const std::string& path, std::string_view name) {
+  return path.empty() ? std::string(name) : path + "." + std::string(name);
+}
+
+inline std::optional<schema_problem> check_value(const rapidjson::Value& schema, const rapidjson::Value& value,
+                                                 const std::string& path, const schema_rules& rules) {
+  using kind = schema_problem::kind;
   if (!schema.IsObject()) return std::nullopt;
   if (const auto* type = member(schema, "type")) {
     bool ok = false;
@@ -59,9 +82,7 @@ inline std::optional<std::string> check_value(const rapidjson::Value& schema,
     } else {
       ok = true;
     }
-    if (!ok) {
-      return "'" + path + "' must be " + describe_type(*type) + ", not " + json_type_name(value);
-    }
+    if (!ok) return schema_problem{kind::type, path, "must be " + describe_type(*type) + ", not " + json_type_name(value)};
   }
   if (const auto* allowed = member(schema, "enum"); allowed != nullptr && allowed->IsArray()) {
     bool found = false;
@@ -71,41 +92,50 @@ inline std::optional<std::string> check_value(const rapidjson::Value& schema,
       if (!list.empty()) list += ", ";
       list += to_json(option);
     }
-    if (!found) return "'" + path + "' must be one of " + list + ", not " + to_json(value);
+    if (!found) return schema_problem{kind::enumeration, path, "must be one of " + list + ", not " + to_json(value)};
+  }
+  if (rules.ranges && value.IsNumber()) {
+    const auto* low = member(schema, "minimum");
+    const auto* high = member(schema, "maximum");
+    if (low != nullptr && low->IsNumber() && value.GetDouble() < low->GetDouble()) {
+      return schema_problem{kind::range, path, "must be at least " + to_json(*low) + ", not " + to_json(value)};
+    }
+    if (high != nullptr && high->IsNumber() && value.GetDouble() > high->GetDouble()) {
+      return schema_problem{kind::range, path, "must be at most " + to_json(*high) + ", not " + to_json(value)};
+    }
   }
   if (value.IsObject()) {
     const auto* properties = member(schema, "properties");
     if (const auto* required = member(schema, "required"); required != nullptr && required->IsArray()) {
       for (const auto& name : required->GetArray()) {
         if (!name.IsString() || member(value, as_view(name)) != nullptr) continue;
-        std::string where = path.empty() ? std::string(as_view(name)) : path + "." + std::string(as_view(name));
         std::string hint;
         if (properties != nullptr) {
           if (const auto* p = member(*properties, as_view(name)); p != nullptr) {
             if (const auto* t = member(*p, "type")) hint = " (" + describe_type(*t) + ")";
           }
         }
-        return "'" + where + "' is required" + hint;
+        return schema_problem{kind::required, member_path(path, as_view(name)), "is required" + hint};
       }
     }
     const auto* extra = member(schema, "additionalProperties");
-    const bool closed = extra != nullptr && extra->IsBool() && !extra->GetBool();
+    const bool closed = extra != nullptr ? extra->IsBool() && !extra->GetBool() : rules.closed_by_default;
     for (const auto& m : value.GetObject()) {
-      std::string name(m.name.GetString(), m.name.GetStringLength());
-      std::string where = path.empty() ? name : path + "." + name;
-      const rapidjson::Value* sub = properties != nullptr ? member(*properties, name) : nullptr;
+      const std::string where = member_path(path, as_view(m.name));
+      const rapidjson::Value* sub = properties != nullptr ? member(*properties, as_view(m.name)) : nullptr;
+      if (sub == nullptr && extra != nullptr && extra->IsObject()) sub = extra;
       if (sub == nullptr) {
-        if (closed) return "'" + where + "' is not an argument of this tool";
+        if (closed) return schema_problem{kind::unknown, where, "is not an argument of this tool"};
         continue;
       }
-      if (auto problem = check_value(*sub, m.value, where)) return problem;
+      if (auto problem = check_value(*sub, m.value, where, rules)) return problem;
     }
   }
   if (value.IsArray()) {
     if (const auto* items = member(schema, "items"); items != nullptr && items->IsObject()) {
       size_t i = 0;
       for (const auto& item : value.GetArray()) {
-        if (auto problem = check_value(*items, item, path + "[" + std::to_string(i++) + "]")) return problem;
+        if (auto problem = check_value(*items, item, path + "[" + std::to_string(i++) + "]", rules)) return problem;
       }
     }
   }
@@ -114,11 +144,19 @@ inline std::optional<std::string> check_value(const rapidjson::Value& schema,
 
 }  // namespace detail
 
+// The first mismatch between `value` and `schema`, or nullopt when it fits.
+inline std::optional<schema_problem> check_schema(const rapidjson::Value& schema, const rapidjson::Value& value,
+                                                  const schema_rules& rules = {}) {
+  return detail::check_value(schema, value, "", rules);
+}
+
 // Returns a sentence saying what is wrong with `arguments`, or nullopt when they fit `schema`.
 inline std::optional<std::string> check_arguments(const rapidjson::Value& schema,
                                                   const rapidjson::Value& arguments) {
   if (!arguments.IsObject()) return std::string("the arguments must be a JSON object");
-  return detail::check_value(schema, arguments, "");
+  auto problem = check_schema(schema, arguments);
+  if (!problem) return std::nullopt;
+  return "'" + problem->path + "' " + problem->what;
 }
 
 }  // namespace toolhost::sdk
