@@ -14,9 +14,9 @@ namespace toolhost::cli {
 namespace {
 
 // Flags that take a value, and those that do not: the list "did you mean" draws from.
-constexpr std::string_view kValueFlags[] = {"--config", "--overlay",  "--plugins", "--server",   "--set",
-                                            "--backend", "--connect", "--kdnet-key", "--dump",  "--allow",  "--deny",
-                                            "--ask",     "--log-level", "--http",    "--token",   "--token-file"};
+constexpr std::string_view kValueFlags[] = {
+    "--config", "--overlay", "--plugins", "--server", "--set",       "--backend", "--connect", "--kdnet-key",
+    "--dump",   "--allow",   "--deny",    "--ask",    "--log-level", "--http",    "--token",   "--token-file"};
 constexpr std::string_view kSwitches[] = {"--help", "--version", "--unsafe-http", "--json"};
 constexpr std::string_view kCommands[] = {"serve", "plugins", "tools", "check-config"};
 
@@ -92,7 +92,8 @@ absl::StatusOr<options> parse(int argc, char** argv) {
     } else if (first == "serve") {
       ++i;
     } else if (!first.empty() && first[0] != '-') {
-      const std::string guess = closest(first, std::vector<std::string_view>(std::begin(kCommands), std::end(kCommands)));
+      const std::string guess =
+          closest(first, std::vector<std::string_view>(std::begin(kCommands), std::end(kCommands)));
       return absl::InvalidArgumentError(cat("unknown command '", first, "'",
                                             guess.empty() ? "" : cat("; did you mean '", guess, "'?"),
                                             " (commands: serve, tools, plugins, check-config; see toolhost --help)"));
@@ -137,7 +138,8 @@ absl::StatusOr<options> parse(int argc, char** argv) {
     } else if (flag == "--server") {
       o.server = v;
     } else if (flag == "--allow" || flag == "--deny" || flag == "--ask") {
-      if (v.empty()) return absl::InvalidArgumentError(cat(flag, " needs a permission kind, like ", flag, " eleven.rename"));
+      if (v.empty())
+        return absl::InvalidArgumentError(cat(flag, " needs a permission kind, like ", flag, " eleven.rename"));
       o.permissions.emplace_back(flag == "--allow" ? "allow" : flag == "--deny" ? "never" : "ask", v);
     } else if (flag == "--set") {
       const auto dot = v.find('.');
@@ -152,7 +154,8 @@ absl::StatusOr<options> parse(int argc, char** argv) {
       o.settings.push_back(cat("debugger.", key, "=", v));
       if (flag != "--kdnet-key") launch_target.push_back(flag);
     } else if (flag == "--dump") {
-      if (v.empty()) return absl::InvalidArgumentError("--dump needs the dump or core file to open, like --dump core.1234");
+      if (v.empty())
+        return absl::InvalidArgumentError("--dump needs the dump or core file to open, like --dump core.1234");
       o.settings.push_back("debugger.backend=dump");
       o.settings.push_back(cat("debugger.connect=", v));
       launch_target.push_back(flag);

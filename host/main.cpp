@@ -16,26 +16,21 @@ int main(int argc, char** argv) {
   }
   if (options->log_level) {
     const std::string& l = *options->log_level;
-    log::set_level(l == "debug" ? log::level::debug : l == "warning" ? log::level::warning
-                                                  : l == "error"     ? log::level::error
-                                                                     : log::level::info);
+    log::set_level(l == "debug"     ? log::level::debug
+                   : l == "warning" ? log::level::warning
+                   : l == "error"   ? log::level::error
+                                    : log::level::info);
   }
   switch (options->cmd) {
-    case cli::command::help:
-      std::cout << cli::usage();
-      return 0;
+    case cli::command::help: std::cout << cli::usage(); return 0;
     case cli::command::version:
       std::cout << "toolhost " << TOOLHOST_VERSION << " (plugin ABI " << TOOLHOST_ABI_MAJOR << "." << TOOLHOST_ABI_MINOR
                 << ")\n";
       return 0;
-    case cli::command::plugins:
-      return commands::plugins(*options);
-    case cli::command::tools:
-      return commands::tools(*options);
-    case cli::command::check_config:
-      return commands::check_config(*options);
-    case cli::command::serve:
-      return commands::serve(*options);
+    case cli::command::plugins: return commands::plugins(*options);
+    case cli::command::tools: return commands::tools(*options);
+    case cli::command::check_config: return commands::check_config(*options);
+    case cli::command::serve: return commands::serve(*options);
   }
   return 0;
 }

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "open_dump.hpp"
 #include <toolhost/snapshot/session.hpp>
+#include "open_dump.hpp"
 
 namespace {
 

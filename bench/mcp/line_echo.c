@@ -6,15 +6,15 @@
 #include <string.h>
 
 int main(void) {
-  char *line = NULL;
+  char* line = NULL;
   size_t capacity = 0;
   ssize_t length;
   while ((length = getline(&line, &capacity, stdin)) > 0) {
-    const char *id = strstr(line, "\"id\":");
+    const char* id = strstr(line, "\"id\":");
     if (id == NULL) continue;
     id += 5;
     const size_t id_length = strcspn(id, ",}");
-    const char *message = strstr(line, "\"message\":\"");
+    const char* message = strstr(line, "\"message\":\"");
     size_t message_length = 0;
     if (message != NULL) {
       message += 11;

@@ -146,7 +146,8 @@ class line_reader {
         }
         return line;
       }
-      const int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now()).count());
+      const int left =
+          static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now()).count());
       if (left <= 0) return std::nullopt;
       pollfd p{fd_, POLLIN, 0};
       if (::poll(&p, 1, left) <= 0) continue;
@@ -502,7 +503,7 @@ int main(int argc, char** argv) {
   // toolhost logs each permission decision at info level; the benchmark measures serving, so it
   // runs with warnings only (the reference server keeps its own defaults).
   const std::vector<std::string> ours = {opt["--toolhost"], "--config", opt["--config"], "--server", "echo",
-                                         "--log-level", "warning"};
+                                         "--log-level",     "warning"};
   const std::vector<std::string> theirs = {opt["--node"], opt["--everything"]};
 
   std::fprintf(stderr, "mcp_bench: stdio, both servers ...\n");
@@ -525,9 +526,12 @@ int main(int argc, char** argv) {
   theirs_http.push_back("streamableHttp");
   const http_numbers h_theirs = bench_http(theirs_http, {{"PORT", std::to_string(port)}}, port, seconds);
 
-  std::printf("\nMCP hosts, cold start each: toolhost (bench-echo plugin) vs @modelcontextprotocol/server-everything (Node)\n");
-  std::printf("echo tool; stdio: cold starts alternating, then %d sequential calls after warm-up; HTTP: %.0f s per load, one session per client\n\n",
-              calls, seconds);
+  std::printf(
+      "\nMCP hosts, cold start each: toolhost (bench-echo plugin) vs @modelcontextprotocol/server-everything (Node)\n");
+  std::printf(
+      "echo tool; stdio: cold starts alternating, then %d sequential calls after warm-up; HTTP: %.0f s per load, one "
+      "session per client\n\n",
+      calls, seconds);
   std::printf("%-42s %14s %14s %9s   %s\n", "metric", "toolhost", "reference", "ratio", "goal");
   row("initialize reply after spawn (stdio, median)", fmt("%.1f ms", s_ours.init_ms), fmt("%.1f ms", s_theirs.init_ms),
       s_theirs.init_ms / s_ours.init_ms, 50);
@@ -543,12 +547,15 @@ int main(int argc, char** argv) {
       static_cast<double>(s_theirs.rss_kb) / s_ours.rss_kb, 5);
   row("peak RSS, HTTP run", fmt("%.1f MiB", h_ours.rss_kb / 1024.0), fmt("%.1f MiB", h_theirs.rss_kb / 1024.0),
       static_cast<double>(h_theirs.rss_kb) / h_ours.rss_kb, 0);
-  std::printf("\nratio: how many times better toolhost is (reference/toolhost for times and memory, toolhost/reference for calls/s)\n");
+  std::printf(
+      "\nratio: how many times better toolhost is (reference/toolhost for times and memory, toolhost/reference for "
+      "calls/s)\n");
   // The floor: what any stdio server pays per call (bench/mcp/line_echo.c, driven the same way).
   const double over_floor = s_ours.p50_us / s_floor.p50_us;
   std::printf("\n%-42s %14s %14s %9s   %s\n", "floor (minimal C line echo)", "toolhost", "floor", "ratio", "goal");
-  std::printf("%-42s %14s %14s %8.1fx   <= 2x %s\n", "tools/call latency p50 (stdio)", fmt("%.1f us", s_ours.p50_us).c_str(),
-              fmt("%.1f us", s_floor.p50_us).c_str(), over_floor, over_floor <= 2 ? "met" : "MISSED");
+  std::printf("%-42s %14s %14s %8.1fx   <= 2x %s\n", "tools/call latency p50 (stdio)",
+              fmt("%.1f us", s_ours.p50_us).c_str(), fmt("%.1f us", s_floor.p50_us).c_str(), over_floor,
+              over_floor <= 2 ? "met" : "MISSED");
   std::printf("%-42s %14s %14s %8.1fx   -\n", "tools/call latency p99 (stdio)", fmt("%.1f us", s_ours.p99_us).c_str(),
               fmt("%.1f us", s_floor.p99_us).c_str(), s_ours.p99_us / s_floor.p99_us);
   std::printf("ratio here: toolhost/floor (how much above the least a stdio server can cost)\n");

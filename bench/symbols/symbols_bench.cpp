@@ -10,11 +10,11 @@
 
 #include <absl/strings/str_format.h>
 #include <toolhost/pdb/pdb_file.hpp>
-#include <toolhost/types/dt.hpp>
 #include <toolhost/sdk/json.hpp>
+#include <toolhost/types/dt.hpp>
 
-#include "kernel_memory.hpp"
 #include "dump_factory.hpp"
+#include "kernel_memory.hpp"
 #include "tools.hpp"
 
 namespace w = toolhost::test::windows;
@@ -50,11 +50,14 @@ std::string text_of(const toolhost::sdk::result& r) {
   return t;
 }
 
-double ms_since(clock_type::time_point t) { return std::chrono::duration<double, std::milli>(clock_type::now() - t).count(); }
+double ms_since(clock_type::time_point t) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t).count();
+}
 
 // A fresh debugger on the dump, `.reload`ed; the time `line` then takes (PDB opened and indexed
 // on the way).
-double first_answer(const std::string& dump, const std::string& pdb_dir, const std::string& line, const std::string& expect) {
+double first_answer(const std::string& dump, const std::string& pdb_dir, const std::string& line,
+                    const std::string& expect) {
   toolhost::debugger::debugger_tools tools([](const std::string& n) { return n == "dump" ? dump_factory() : nullptr; },
                                            toolhost::debugger::launch_settings{.symbol_path = pdb_dir});
   (void)tools.open("dump", dump, "");
@@ -74,7 +77,9 @@ int measure(const std::string& image, const std::string& pdb_dir, int lookups) {
   std::vector<w::kernel_module> modules = {{image, kBase, "big.dll", "\\SystemRoot\\system32\\big.dll"}};
   k.load_image(modules[0]);
   k.module_list(kList, kList + 0x1000, modules);
-  const std::string dump = (std::filesystem::temp_directory_path() / ("toolhost-symbols-bench-" + std::to_string(getpid()) + ".dmp")).string();
+  const std::string dump =
+      (std::filesystem::temp_directory_path() / ("toolhost-symbols-bench-" + std::to_string(getpid()) + ".dmp"))
+          .string();
   if (!k.write_dump(dump, kList, kList).ok()) return 1;
 
   auto pdb = toolhost::pdb::pdb_file::open(pdb_dir + "/big.pdb");
@@ -85,8 +90,10 @@ int measure(const std::string& image, const std::string& pdb_dir, int lookups) {
   const uint64_t address = kBase + probe->rva + 2;
 
   std::printf("first_x %.2f ms\n", first_answer(dump, pdb_dir, "x big!BigFunction050000", "big!BigFunction050000"));
-  std::printf("first_ln %.2f ms\n", first_answer(dump, pdb_dir, absl::StrFormat("ln %x", address), "big!BigFunction050000+0x2"));
-  std::printf("first_dt %.2f ms\n", first_answer(dump, pdb_dir, "dt big!_BIG_TYPE_05000", "Next             : Ptr64 _BIG_TYPE_05000"));
+  std::printf("first_ln %.2f ms\n",
+              first_answer(dump, pdb_dir, absl::StrFormat("ln %x", address), "big!BigFunction050000+0x2"));
+  std::printf("first_dt %.2f ms\n",
+              first_answer(dump, pdb_dir, "dt big!_BIG_TYPE_05000", "Next             : Ptr64 _BIG_TYPE_05000"));
 
   // Later lookups, on the loaded PDB: by name, by address, a type by name (each a different one).
   std::vector<std::string> names;
@@ -117,12 +124,14 @@ int measure(const std::string& image, const std::string& pdb_dir, int lookups) {
                                            toolhost::debugger::launch_settings{.symbol_path = pdb_dir});
   (void)tools.open("dump", dump, "");
   // Past the first few lookups the PDB's index is built (once); the timing starts after that.
-  for (int i = 0; i < 32; ++i) (void)tools.command("x big!BigFunction00000" + std::to_string(i % 10), 10000, "text", [] { return false; });
+  for (int i = 0; i < 32; ++i)
+    (void)tools.command("x big!BigFunction00000" + std::to_string(i % 10), 10000, "text", [] { return false; });
   const int commands = std::min(lookups, 2000);
   t = clock_type::now();
   for (int i = 0; i < commands; ++i) (void)tools.command("x big!" + names[i], 10000, "text", [] { return false; });
   std::printf("command_x %.3f us\n", ms_since(t) * 1000 / commands);
-  std::printf("publics %zu\ntypes %zu\n", index->size(), toolhost::types::matching_type_names(types, "_BIG_TYPE_*").size());
+  std::printf("publics %zu\ntypes %zu\n", index->size(),
+              toolhost::types::matching_type_names(types, "_BIG_TYPE_*").size());
   std::filesystem::remove(dump);
   return 0;
 }

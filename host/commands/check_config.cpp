@@ -42,7 +42,9 @@ int check_config(const cli::options& o) {
         ++problems;
       }
     }
-    mcp::server srv(*cfg, s, loader);
+    config::server checked = s;  // TOOLHOST_HOST_CHECKING: upstreams start offline and stop again
+    checked.checking = true;
+    mcp::server srv(*cfg, checked, loader);
     srv.load_now();
     for (const auto& inst : srv.instances()) {
       ++plugin_count;
@@ -75,8 +77,7 @@ int check_config(const cli::options& o) {
         out << lib->message << "\n";
         ++problems;
         break;
-      default:
-        break;
+      default: break;
     }
   }
   const std::string name = cfg->files();

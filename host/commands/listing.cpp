@@ -132,8 +132,8 @@ int plugins(const cli::options& o) {
     if (lib->status != plugins::load_status::loaded) problems.push_back(lib->message);
   }
   for (const auto& id : missing) {
-    problems.push_back(cat("plugin '", id, "' of server '", chosen->name, "' is not in ",
-                           absl::StrJoin(cfg->plugin_dirs, ", ")));
+    problems.push_back(
+        cat("plugin '", id, "' of server '", chosen->name, "' is not in ", absl::StrJoin(cfg->plugin_dirs, ", ")));
   }
 
   std::string text;
@@ -193,7 +193,8 @@ int plugins(const cli::options& o) {
       const bool dynamic = std::any_of(srv.registry().providers().begin(), srv.registry().providers().end(),
                                        [&](const auto& p) { return p.owner == lib->id; });
       std::string tool_cell = tools.empty() ? "-" : cat(tools.size());
-      if (dynamic) tool_cell = tools.empty() ? "dynamic" : tool_cell + " + dynamic";  // a provider lists more at run time
+      if (dynamic)
+        tool_cell = tools.empty() ? "dynamic" : tool_cell + " + dynamic";  // a provider lists more at run time
       const auto transports =
           owned(lib->id, srv.registry().transports(), [](const auto& t) { return t.kind + ":" + t.name; });
       plugins_table.add({lib->id.empty() ? std::filesystem::path(lib->path).filename().string() : lib->id,

@@ -1,8 +1,11 @@
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -43,11 +46,28 @@ void watch_signals() {
   }).detach();
 }
 
-// Exits when the parent dies (MCP clients that crash leave no orphan behind).
+// Exits when the parent process dies (MCP clients that crash leave no orphan behind). Not
+// PR_SET_PDEATHSIG alone: that fires when the parent *thread* that started us ends, so under a
+// parent whose threads come and go (a toolhost whose rea-filter started this one from a worker
+// that later retired) it stopped a healthy server at once. A pidfd reports the process's end.
 void watch_parent() {
   const pid_t parent = getppid();
-  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (getppid() != parent) g_stop = true;  // it died before the prctl took effect
+  const int fd = static_cast<int>(::syscall(SYS_pidfd_open, parent, 0));
+  if (fd < 0) {
+    const int error = errno;
+    if (error == ENOSYS) ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // a kernel before 5.3
+    if (error == ESRCH || getppid() != parent) g_stop = true;
+    return;
+  }
+  if (getppid() != parent) g_stop = true;  // it died before the pidfd was taken
+  std::thread([fd] {
+    pollfd p{fd, POLLIN, 0};
+    while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
+    }
+    ::close(fd);
+    ::toolhost::log::info("main", "the parent process ended; finishing");
+    g_stop = true;
+  }).detach();
 }
 
 // The bearer token: --token, --token-file, TOOLHOST_TOKEN, then the config's [http] token.

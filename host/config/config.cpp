@@ -1,6 +1,5 @@
 #include "host/config/config.hpp"
 
-#include <toolhost/sdk/strings.hpp>
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -8,9 +7,11 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <toolhost/sdk/strings.hpp>
 
 #include <absl/status/status.h>
 #include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
 #include <toml++/toml.h>
 
 #include <toolhost/sdk/json.hpp>
@@ -143,7 +144,8 @@ class table_reader {
 bool valid_id(std::string_view s) {
   if (s.empty() || s.size() > 64) return false;
   for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
     if (!ok) return false;
   }
   return true;
@@ -397,8 +399,10 @@ absl::Status override_setting(config& cfg, std::string_view spec) {
   const std::string key(spec.substr(dot + 1, eq - dot - 1));
   const std::string text(spec.substr(eq + 1));
   bool applied = false;
+  std::vector<std::string> disabled;  // "NAME (enabled = false at file:line:column)"
   for (server& s : cfg.servers) {
     if (std::find(s.plugins.begin(), s.plugins.end(), plugin) == s.plugins.end()) continue;
+    if (!s.enabled) disabled.push_back(cat("'", s.name, "' (enabled = false at ", s.source, ")"));
     auto it = s.settings.find(plugin);
     auto doc = sdk::parse_json(it != s.settings.end() ? it->second : "{}");
     if (!doc || !doc->IsObject()) doc.emplace().SetObject();
@@ -420,22 +424,29 @@ absl::Status override_setting(config& cfg, std::string_view spec) {
       return p.size() > key.size() && p.substr(0, key.size()) == key && (p[key.size()] == '.' || p[key.size()] == '[');
     });
     origin.values[key] = cat("--set ", spec);
-    applied = true;
+    applied = applied || s.enabled;
+  }
+  if (!applied && !disabled.empty()) {
+    return absl::InvalidArgumentError(cat("'--set ", spec, "' would change nothing: plugin '", plugin,
+                                          "' is served only by disabled servers: ", absl::StrJoin(disabled, ", "),
+                                          "; set enabled = true there, or in an --overlay file"));
   }
   if (!applied) {
-    return absl::InvalidArgumentError(cat("no server in the config serves plugin '", plugin, "', so '", spec,
-                                          "' would change nothing"));
+    return absl::InvalidArgumentError(
+        cat("no server in the config serves plugin '", plugin, "', so '", spec, "' would change nothing"));
   }
   return absl::OkStatus();
 }
 
 absl::Status override_permission(config& cfg, std::string_view kind, permission value, std::string_view flag) {
-  if (kind.empty()) return absl::InvalidArgumentError(cat(flag, " needs a permission kind, like ", flag, " eleven.rename"));
+  if (kind.empty())
+    return absl::InvalidArgumentError(cat(flag, " needs a permission kind, like ", flag, " eleven.rename"));
   cfg.run_permissions[std::string(kind)] = permission_row{value, cat(flag, " ", kind)};
   return absl::OkStatus();
 }
 
-absl::StatusOr<config> load(const std::string& path, const std::string& exe_dir, const std::vector<std::string>& overlays) {
+absl::StatusOr<config> load(const std::string& path, const std::string& exe_dir,
+                            const std::vector<std::string>& overlays) {
   std::vector<std::pair<std::string, std::string>> texts;
   texts.emplace_back(path, "");
   for (const auto& o : overlays) texts.emplace_back(o, "");
@@ -508,11 +519,8 @@ absl::Status check_nesting(std::string_view text, const std::string& source) {
         if (depth > 0) --depth;
         break;
       case '=':
-      case ',':
-        dots = 0;
-        break;
-      default:
-        break;
+      case ',': dots = 0; break;
+      default: break;
     }
   }
   return absl::OkStatus();

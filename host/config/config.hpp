@@ -56,8 +56,8 @@ struct server {
   std::vector<std::string> plugins;  // plugin ids, in load order
   bool review_edits = false;         // edits are filed as suggestions; reviewable tools never ask
   struct privacy privacy;
-  permission_rows permissions;                               // overrides of the global table
-  std::map<std::string, std::string, std::less<>> settings;  // plugin id -> JSON object text
+  permission_rows permissions;                                           // overrides of the global table
+  std::map<std::string, std::string, std::less<>> settings;              // plugin id -> JSON object text
   std::map<std::string, settings_origin, std::less<>> settings_origins;  // plugin id -> where
   // A call that has not answered after this long is answered with a tool error (0: no limit).
   uint32_t call_timeout_ms = 0;
@@ -66,7 +66,8 @@ struct server {
 
   // The time limit of one call of `tool`, in milliseconds; 0 for none.
   uint32_t call_timeout_for(std::string_view tool) const;
-  bool listing = false;  // started only to list what its plugins register (toolhost plugins)
+  bool listing = false;   // started only to list what its plugins register (toolhost plugins)
+  bool checking = false;  // started only to be checked (check-config): TOOLHOST_HOST_CHECKING
 };
 
 struct http {
@@ -76,9 +77,9 @@ struct http {
 };
 
 struct config {
-  std::string path;  // the file read; empty when none was (only `toolhost plugins --plugins DIR`)
-  std::vector<std::string> overlays;  // files read over it (--overlay), in order
-  std::string dir;   // its folder: relative paths in settings are relative to it
+  std::string path;                      // the file read; empty when none was (only `toolhost plugins --plugins DIR`)
+  std::vector<std::string> overlays;     // files read over it (--overlay), in order
+  std::string dir;                       // its folder: relative paths in settings are relative to it
   std::vector<std::string> plugin_dirs;  // expanded: {exe} and relative paths resolved
   std::string default_server;
   permission_rows permissions;

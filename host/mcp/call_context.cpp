@@ -1,7 +1,7 @@
 #include "host/mcp/call_context.hpp"
 
-#include <toolhost/sdk/strings.hpp>
 #include <absl/strings/str_cat.h>
+#include <toolhost/sdk/strings.hpp>
 
 #include <toolhost/sdk/json.hpp>
 #include <toolhost/sdk/writer.hpp>
@@ -28,7 +28,8 @@ void on_cancel(const toolhost_call_t* raw, toolhost_cancel_fn fn, void* user_dat
 }
 
 void log(const toolhost_call_t* raw, toolhost_log_level_t level, const char* logger, const char* data_json) {
-  self(raw).owner().send_log(level, logger != nullptr ? logger : "", data_json != nullptr ? data_json : "null");
+  self(raw).owner().send_call_log(self(raw).call(), level, logger != nullptr ? logger : "",
+                                  data_json != nullptr ? data_json : "null");
 }
 
 toolhost_status_t client_request(const toolhost_call_t* raw, const char* method, const char* params_json,
@@ -46,18 +47,19 @@ bool confirm_whole_file(const toolhost_call_t* raw, const char* what) {
   server& srv = c.owner().srv();
   if (!srv.settings().privacy.ask_before_whole_file) return true;
   const std::string name = what != nullptr ? what : "a file";
-  const std::string params = policy::approval_request(cat("Send the whole of ", name, " to the agent (", c.call().name, ")?"),
-                                                      policy::approval_schema("Send a whole file"));
+  const std::string params =
+      policy::approval_request(cat("Send the whole of ", name, " to the agent (", c.call().name, ")?"),
+                               policy::approval_schema("Send a whole file"));
   std::string answer;
   const int32_t status = c.owner().client_request(c.call(), "elicitation/create", params, 0, answer);
   if (status == TOOLHOST_ERR_UNSUPPORTED) {
-    log::info("privacy", cat("refused to send the whole of ", name, " from ", c.call().name,
-                             ": the client cannot ask the user"));
+    log::info("privacy",
+              cat("refused to send the whole of ", name, " from ", c.call().name, ": the client cannot ask the user"));
     return false;
   }
   const bool approved = policy::read_approval(status == TOOLHOST_OK, answer).approved;
-  log::info("privacy", cat(approved ? "user allowed" : "user refused", " sending the whole of ", name, " from ",
-                           c.call().name));
+  log::info("privacy",
+            cat(approved ? "user allowed" : "user refused", " sending the whole of ", name, " from ", c.call().name));
   return approved;
 }
 
@@ -100,9 +102,11 @@ bool call_state::admit_progress(double progress) {
 
 call_context::call_context(std::shared_ptr<session> s, std::shared_ptr<call_state> call)
     : session_(std::move(s)), call_(std::move(call)) {
-  client_capabilities_ = session_->client_capabilities_json();
+  static const request_context kNone;
+  const request_context& request = call_->request ? *call_->request : kNone;
+  client_capabilities_ = session_->client_capabilities_json(request);
   server_name_ = session_->srv().name();
-  protocol_version_ = session_->protocol_version();
+  protocol_version_ = session_->protocol_version(request);
   raw_.struct_size = sizeof(raw_);
   raw_.host_data = this;
   raw_.meta_json = call_->meta_json.c_str();

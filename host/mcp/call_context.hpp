@@ -20,7 +20,8 @@ struct call_state {
   std::string name;            // tool, prompt or resource it runs
   std::string progress_token;  // JSON text, empty when the client asked for no progress
   std::string meta_json = "{}";
-  request_ptr request;         // its id and where everything related to it goes
+  request_ptr request;             // its id and where everything related to it goes
+  std::string missing_capability;  // 2026-07-28: the client capability it needed and was not declared
   std::atomic<bool> cancelled{false};
   // The client has its answer (the result, or the time limit's error): nothing more is sent.
   std::atomic<bool> answered{false};

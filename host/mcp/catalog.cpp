@@ -56,7 +56,8 @@ std::vector<catalog::listing> catalog::tools() {
       if (!plugins::valid_tool_name(name) || registry_.find_tool(name) != nullptr || seen.count(name) != 0) continue;
       tool_target target;
       target.provider = &p;
-      target.permission_kind = std::string(sdk::string_member(item, "x-toolhost-permission").value_or(plugins::kRunKind));
+      target.permission_kind =
+          std::string(sdk::string_member(item, "x-toolhost-permission").value_or(plugins::kRunKind));
       if (item.IsObject()) item.RemoveMember("x-toolhost-permission");  // the host's, not the client's
       seen.emplace(name, std::move(target));
       out.emplace_back(name, sdk::to_json(item));
@@ -207,13 +208,15 @@ bool catalog::complete(std::string_view ref_type, const std::string& ref_name, c
                        sdk::string_writer& out) {
   if (ref_type == "ref/prompt") {
     if (const plugins::prompt* p = registry_.find_prompt(ref_name)) {
-      if (p->complete != nullptr) p->complete(p->user_data, argument.c_str(), value.c_str(), context_json.c_str(), out.raw());
+      if (p->complete != nullptr)
+        p->complete(p->user_data, argument.c_str(), value.c_str(), context_json.c_str(), out.raw());
       return true;
     }
   } else {
     for (const auto& r : registry_.resources()) {
       if (r.uri != ref_name) continue;
-      if (r.complete != nullptr) r.complete(r.user_data, argument.c_str(), value.c_str(), context_json.c_str(), out.raw());
+      if (r.complete != nullptr)
+        r.complete(r.user_data, argument.c_str(), value.c_str(), context_json.c_str(), out.raw());
       return true;
     }
   }

@@ -34,7 +34,8 @@ class catalog {
   using listing = std::pair<std::string, std::string>;
 
   // {"<field>":[one page of items],"nextCursor":...}, or an invalid-cursor error.
-  absl::StatusOr<std::string> page(const char* field, const std::vector<listing>& items, const std::string& cursor) const;
+  absl::StatusOr<std::string> page(const char* field, const std::vector<listing>& items,
+                                   const std::string& cursor) const;
 
   // ---- Tools ----------------------------------------------------------------------------------
   // Registered tools first, then what each provider lists now, in provider order; a provided name

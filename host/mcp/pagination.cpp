@@ -1,10 +1,10 @@
 #include "host/mcp/pagination.hpp"
 
-#include <toolhost/sdk/strings.hpp>
 #include <absl/status/status.h>
 #include <absl/strings/escaping.h>
 #include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
+#include <toolhost/sdk/strings.hpp>
 
 #include <toolhost/sdk/json.hpp>
 

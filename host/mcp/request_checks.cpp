@@ -57,8 +57,8 @@ absl::StatusOr<std::string> progress_token_text(const rapidjson::Value& token, s
   raw.Parse<rapidjson::kParseNumbersAsStringsFlag>(message_text.data(), message_text.size());
   const rapidjson::Value* message = raw.HasParseError() ? nullptr : &raw;
   if (message != nullptr && index >= 0) {
-    message = message->IsArray() && static_cast<rapidjson::SizeType>(index) < message->Size() ? &(*message)[index]
-                                                                                             : nullptr;
+    message =
+        message->IsArray() && static_cast<rapidjson::SizeType>(index) < message->Size() ? &(*message)[index] : nullptr;
   }
   for (const char* key : {"params", "_meta", "progressToken"}) {
     message = message != nullptr ? sdk::member(*message, key) : nullptr;

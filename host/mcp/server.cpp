@@ -1,7 +1,7 @@
 #include "host/mcp/server.hpp"
 
-#include <toolhost/sdk/strings.hpp>
 #include <algorithm>
+#include <toolhost/sdk/strings.hpp>
 
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
@@ -18,7 +18,11 @@
 namespace toolhost::mcp {
 
 server::server(const config::config& cfg, const config::server& settings, plugins::loader& loader)
-    : global_(cfg), settings_(settings), loader_(loader), registry_(settings.name), home_(policy::home_folder()),
+    : global_(cfg),
+      settings_(settings),
+      loader_(loader),
+      registry_(settings.name),
+      home_(policy::home_folder()),
       catalog_(registry_, cfg.page_size) {}
 
 server::~server() {
@@ -60,10 +64,10 @@ void server::load() {
   for (const std::string& id : settings_.plugins) {
     plugins::library* lib = loader_.find(id);
     if (lib == nullptr) {
-      const std::string message = cat("server '", name(), "': plugin '", id, "' was not found in ",
-                                      loader_.dirs().empty() ? std::string("any plugin folder")
-                                                             : absl::StrJoin(loader_.dirs(), ", "),
-                                      "; build it, or remove it from plugins = [...] in ", settings_.source);
+      const std::string message =
+          cat("server '", name(), "': plugin '", id, "' was not found in ",
+              loader_.dirs().empty() ? std::string("any plugin folder") : absl::StrJoin(loader_.dirs(), ", "),
+              "; build it, or remove it from plugins = [...] in ", settings_.source);
       ::toolhost::log::warning("server", message);
       failed(id, message);
       continue;
@@ -78,7 +82,7 @@ void server::load() {
     if (origin.table.empty()) origin.table = settings_.source;
     auto inst = std::make_unique<plugins::instance>(*lib, registry_, *this, name(), global_.dir,
                                                     settings != settings_.settings.end() ? settings->second : "{}",
-                                                    settings_.listing, std::move(origin));
+                                                    settings_.listing, std::move(origin), settings_.checking);
     if (inst->init()) {
       lib->status = plugins::load_status::loaded;  // it may have failed for another server
     } else {
@@ -127,8 +131,8 @@ void server::check_config() {
     if (!guess.empty()) {
       append(p.message, "; did you mean '", guess, "'?");
     } else if (!p.error) {
-      append(p.message, " (it may come from ", registry_.providers().empty() ? "a plugin that did not start" : "a provider",
-             ")");
+      append(p.message, " (it may come from ",
+             registry_.providers().empty() ? "a plugin that did not start" : "a provider", ")");
     }
     problems.push_back(std::move(p));
   }
@@ -205,7 +209,8 @@ std::vector<server::failed_plugin> server::failed_plugins() const {
 std::string server::failed_plugins_text() const {
   std::string text;
   for (const auto& f : failed_plugins()) {
-    append(text, text.empty() ? "" : " ", "Plugin '", f.id, "' did not start, so its tools are missing: ", f.message, ".");
+    append(text, text.empty() ? "" : " ", "Plugin '", f.id, "' did not start, so its tools are missing: ", f.message,
+           ".");
   }
   return text;
 }
@@ -243,8 +248,8 @@ void server::list_changed(std::string_view plugin, uint32_t lists) {
   if ((lists & TOOLHOST_LIST_TOOLS) != 0) catalog_.tools_changed();
   ::toolhost::log::debug("server", cat("plugin '", plugin, "' changed its lists (", lists, ")"));
   const std::pair<uint32_t, const char*> kinds[] = {{TOOLHOST_LIST_TOOLS, "notifications/tools/list_changed"},
-                                                     {TOOLHOST_LIST_RESOURCES, "notifications/resources/list_changed"},
-                                                     {TOOLHOST_LIST_PROMPTS, "notifications/prompts/list_changed"}};
+                                                    {TOOLHOST_LIST_RESOURCES, "notifications/resources/list_changed"},
+                                                    {TOOLHOST_LIST_PROMPTS, "notifications/prompts/list_changed"}};
   for (const auto& [bit, method] : kinds) {
     if ((lists & bit) == 0) continue;
     const std::string message = cat(R"({"jsonrpc":"2.0","method":")", method, "\"}");

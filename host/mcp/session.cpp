@@ -14,25 +14,24 @@
 #include "host/log.hpp"
 #include "host/mcp/call_context.hpp"
 #include "host/mcp/jsonrpc.hpp"
-#include "host/mcp/session_params.hpp"
 #include "host/mcp/request_checks.hpp"
+#include "host/mcp/session_params.hpp"
 #include "host/policy/privacy.hpp"
 #include "host/utf8.hpp"
 
 namespace toolhost::mcp {
 namespace {
 
-constexpr const char* kLevels[] = {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
-
-int level_index(std::string_view name) {
-  for (int i = 0; i < 8; ++i) {
-    if (name == kLevels[i]) return i;
-  }
-  return -1;
+// A JSON number for a progress value, exactly: StrCat keeps six digits, so 6170527 would go out
+// as 6170530 and two different reports could read as the same.
+std::string progress_number(double v) {
+  if (v == static_cast<double>(static_cast<int64_t>(v))) return std::to_string(static_cast<int64_t>(v));
+  return sdk::to_json(rapidjson::Value(v));
 }
 
 bool version_supported(std::string_view v) {
-  return std::any_of(std::begin(kSupportedVersions), std::end(kSupportedVersions), [v](const char* s) { return v == s; });
+  return std::any_of(std::begin(kSupportedVersions), std::end(kSupportedVersions),
+                     [v](const char* s) { return v == s; });
 }
 
 }  // namespace
@@ -87,17 +86,17 @@ std::string session::protocol_version() const {
   return version_.empty() ? kLatestVersion : version_;
 }
 
-bool session::client_can(std::string_view capability) const {
-  std::string text;
-  {
-    std::lock_guard lock(mutex_);
-    text = client_capabilities_text_;
-  }
-  auto doc = sdk::parse_json(text);
+std::string session::protocol_version(const request_context& request) const {
+  return request.stateless ? request.version : protocol_version();
+}
+
+bool session::client_can(const request_context& request, std::string_view capability) const {
+  auto doc = sdk::parse_json(client_capabilities_json(request));
   return doc && doc->IsObject() && sdk::member(*doc, capability) != nullptr;
 }
 
-std::string session::client_capabilities_json() const {
+std::string session::client_capabilities_json(const request_context& request) const {
+  if (request.stateless) return request.client_capabilities;
   std::lock_guard lock(mutex_);
   return client_capabilities_text_;
 }
@@ -120,7 +119,7 @@ void session::send(const sink& to, outgoing message) {
 
 // ---- Incoming messages ----------------------------------------------------------------------
 
-handled session::handle(std::string_view text, const sink& reply) {
+handled session::handle(std::string_view text, const sink& reply, const request_headers& headers) {
   handled out;
   // JSON text is UTF-8 (RFC 8259): anything else is refused whole, so no malformed byte of it is
   // ever handed to a plugin or echoed in an error.
@@ -142,7 +141,7 @@ handled session::handle(std::string_view text, const sink& reply) {
     return out;
   }
   if (!doc.IsArray()) {
-    handle_one(doc, text, -1, reply, nullptr, out);
+    handle_one(doc, text, -1, reply, nullptr, headers, out);
     return out;
   }
   // Batches exist only in 2025-03-26; every other version sends one message at a time.
@@ -156,7 +155,7 @@ handled session::handle(std::string_view text, const sink& reply) {
   }
   auto b = std::make_shared<batch>();
   int index = 0;
-  for (const auto& item : doc.GetArray()) handle_one(item, text, index++, reply, b, out);
+  for (const auto& item : doc.GetArray()) handle_one(item, text, index++, reply, b, headers, out);
   std::string combined;
   {
     std::lock_guard lock(b->mutex);
@@ -169,7 +168,7 @@ handled session::handle(std::string_view text, const sink& reply) {
 }
 
 void session::handle_one(const rapidjson::Value& message, std::string_view text, int index, const sink& reply,
-                         const std::shared_ptr<batch>& b, handled& out) {
+                         const std::shared_ptr<batch>& b, const request_headers& headers, handled& out) {
   auto request = std::make_shared<request_context>();
   request->id = "null";
   request->reply = reply;
@@ -226,12 +225,19 @@ void session::handle_one(const rapidjson::Value& message, std::string_view text,
     if (!token_text.ok()) return respond_error(request, jsonrpc::kInvalidParams, view(token_text.status().message()));
     request->progress_token = *std::move(token_text);
   }
+  if (!b && is_stateless(params, headers)) {
+    out.is_initialize = false;
+    out.stateless = true;
+    request->method = method_name;
+    return handle_stateless(request, params, headers);
+  }
   const auto it = methods().find(method_name);
   if (it == methods().end()) {
     return respond_error(request, jsonrpc::kMethodNotFound, cat("Method not found: ", method_name));
   }
   if (it->second.needs_initialize && !initialized_) {
-    return respond_error(request, jsonrpc::kInvalidRequest, cat("Invalid Request: send initialize before ", method_name));
+    return respond_error(request, jsonrpc::kInvalidRequest,
+                         cat("Invalid Request: send initialize before ", method_name));
   }
   (this->*it->second.run)(request, params);
 }
@@ -269,7 +275,9 @@ void session::handle_response(const rapidjson::Value& message) {
 // ---- Answers --------------------------------------------------------------------------------
 
 void session::respond(const request_ptr& request, const std::string& result_json) {
-  std::string message = jsonrpc::result_message(request->id, result_json);
+  std::string message = request->stateless
+                            ? jsonrpc::result_message(request->id, stateless_result(*request, result_json))
+                            : jsonrpc::result_message(request->id, result_json);
   if (!request->batch) return send(request->reply, {std::move(message), request->id, true});
   std::string combined;
   {
@@ -281,10 +289,13 @@ void session::respond(const request_ptr& request, const std::string& result_json
   send(request->reply, {std::move(combined), "", false});
 }
 
-void session::respond_error(const request_ptr& request, int code, std::string_view message, std::string_view data_json) {
+void session::respond_error(const request_ptr& request, int code, std::string_view message, std::string_view data_json,
+                            int http_status) {
   std::string text = jsonrpc::error_message(request->id, code, message, data_json);
   const bool is_request = request->id != "null";
-  if (!request->batch) return send(request->reply, {std::move(text), is_request ? request->id : "", is_request});
+  if (!request->batch) {
+    return send(request->reply, {std::move(text), is_request ? request->id : "", is_request, http_status});
+  }
   std::string combined;
   {
     std::lock_guard lock(request->batch->mutex);
@@ -334,6 +345,8 @@ void session::cancel_request(const std::string& id_json, std::string_view why) {
     std::lock_guard lock(mutex_);
     auto it = calls_.find(id_json);
     if (it != calls_.end()) call = it->second;
+    if (listeners_.erase(id_json) != 0)
+      log::debug("session", cat(why, " subscriptions/listen (request ", id_json, ")"));
   }
   if (!call) return;
   log::debug("session", cat(why, " ", call->name, " (request ", call->id, ")"));
@@ -343,24 +356,27 @@ void session::cancel_request(const std::string& id_json, std::string_view why) {
 // ---- Lifecycle and small methods --------------------------------------------------------------
 
 void session::initialize(const request_ptr& request, const rapidjson::Value* params) {
-  if (initialized_) return respond_error(request, jsonrpc::kInvalidRequest, "Invalid Request: the session is already initialized");
+  if (initialized_)
+    return respond_error(request, jsonrpc::kInvalidRequest, "Invalid Request: the session is already initialized");
   const std::string requested = string_param(params, "protocolVersion");
-  if (requested.empty()) return respond_error(request, jsonrpc::kInvalidParams, "Invalid params: \"protocolVersion\" is required");
+  if (requested.empty())
+    return respond_error(request, jsonrpc::kInvalidParams, "Invalid params: \"protocolVersion\" is required");
   const std::string version = version_supported(requested) ? requested : kLatestVersion;
   {
     std::lock_guard lock(mutex_);
     version_ = version;
-    if (const rapidjson::Value* caps = object_param(params, "capabilities")) client_capabilities_text_ = sdk::to_json(*caps);
+    if (const rapidjson::Value* caps = object_param(params, "capabilities"))
+      client_capabilities_text_ = sdk::to_json(*caps);
   }
   initialized_ = true;
   // Instructions come from the plugins; give them a moment, but never stall the handshake on a
   // slow plugin.
   server_.wait_ready(std::chrono::milliseconds(1000));
-  std::string result = cat(
-      R"({"protocolVersion":)", sdk::quote(version),
-      R"(,"capabilities":{"tools":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},)",
-      R"("prompts":{"listChanged":true},"logging":{},"completions":{}},"serverInfo":{"name":"toolhost","title":)",
-      sdk::quote(cat("toolhost: ", server_.name())), R"(,"version":)", sdk::quote(TOOLHOST_VERSION), "}");
+  std::string result =
+      cat(R"({"protocolVersion":)", sdk::quote(version),
+          R"(,"capabilities":{"tools":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},)",
+          R"("prompts":{"listChanged":true},"logging":{},"completions":{}},"serverInfo":{"name":"toolhost","title":)",
+          sdk::quote(cat("toolhost: ", server_.name())), R"(,"version":)", sdk::quote(TOOLHOST_VERSION), "}");
   if (server_.ready()) {
     const std::string instructions = server_.instructions();
     if (!instructions.empty()) append(result, R"(,"instructions":)", sdk::quote(instructions));
@@ -374,7 +390,7 @@ void session::initialize(const request_ptr& request, const rapidjson::Value* par
 void session::ping(const request_ptr& request, const rapidjson::Value*) { respond(request, "{}"); }
 
 void session::set_log_level(const request_ptr& request, const rapidjson::Value* params) {
-  const int level = level_index(string_param(params, "level"));
+  const int level = log_level_index(string_param(params, "level"));
   if (level < 0) {
     return respond_error(request, jsonrpc::kInvalidParams,
                          "Invalid params: \"level\" must be one of debug, info, notice, warning, error, critical, "
@@ -405,6 +421,7 @@ void session::close(int grace_ms) {
   for (auto& c : calls) c->cancel();
   closed_ = true;
   std::lock_guard lock(mutex_);
+  listeners_.clear();
   for (auto& [id, p] : pending_) {
     std::lock_guard plock(p->mutex);
     p->done = true;
@@ -422,6 +439,7 @@ void session::send_notification(const std::string& json) {
   // starting): the client lists everything after the handshake anyway, and nothing may precede
   // the initialize result.
   if (initialize_answered_) send(notifications_, {json, "", false});
+  notify_listeners(json);
 }
 
 void session::send_log(toolhost_log_level_t level, std::string_view logger, std::string_view data_json) {
@@ -429,26 +447,41 @@ void session::send_log(toolhost_log_level_t level, std::string_view logger, std:
     std::lock_guard lock(mutex_);
     if (level < log_level_) return;
   }
+  send_notification(log_message(level, logger, data_json));
+}
+
+std::string session::log_message(toolhost_log_level_t level, std::string_view logger, std::string_view data_json) {
   const int index = std::clamp(level, 0, 7);
-  std::string params = cat(R"({"level":")", kLevels[index], "\"");
+  std::string params = cat(R"({"level":")", kLogLevels[index], "\"");
   if (!logger.empty()) append(params, R"(,"logger":)", sdk::quote(logger));
   append(params, R"(,"data":)", data_json.empty() ? "null" : data_json, "}");
-  send_notification(jsonrpc::notification_message("notifications/message", params));
+  return jsonrpc::notification_message("notifications/message", params);
+}
+
+void session::send_call_log(call_state& call, toolhost_log_level_t level, std::string_view logger,
+                            std::string_view data_json) {
+  if (!call.request || !call.request->stateless) return send_log(level, logger, data_json);
+  // 2026-07-28: only a request that asked for log messages (at its level) gets them, on its stream.
+  if (call.request->log_level < 0 || level < call.request->log_level) return;
+  send(call.request->reply, {log_message(level, logger, data_json), call.id, false});
 }
 
 void session::resource_updated(std::string_view uri) {
+  bool subscribed = false;
   {
     std::lock_guard lock(mutex_);
-    if (subscriptions_.count(std::string(uri)) == 0) return;
+    subscribed = subscriptions_.count(std::string(uri)) != 0;
   }
-  send_notification(
-      jsonrpc::notification_message("notifications/resources/updated", cat(R"({"uri":)", sdk::quote(uri), "}")));
+  const std::string message =
+      jsonrpc::notification_message("notifications/resources/updated", cat(R"({"uri":)", sdk::quote(uri), "}"));
+  if (subscribed && initialize_answered_) send(notifications_, {message, "", false});
+  notify_listeners(message);
 }
 
 void session::send_progress(call_state& call, double progress, double total, const char* message) {
   if (call.answered) return;  // its time limit answered it already
-  std::string params = cat(R"({"progressToken":)", call.progress_token, R"(,"progress":)", progress);
-  if (total >= 0) append(params, R"(,"total":)", total);
+  std::string params = cat(R"({"progressToken":)", call.progress_token, R"(,"progress":)", progress_number(progress));
+  if (total >= 0) append(params, R"(,"total":)", progress_number(total));
   if (message != nullptr) append(params, R"(,"message":)", sdk::quote(message));
   params += '}';
   send(call.request->reply, {jsonrpc::notification_message("notifications/progress", params), call.id, false});
@@ -459,8 +492,15 @@ int32_t session::client_request(call_state& call, std::string_view method, std::
   const std::pair<std::string_view, std::string_view> needs[] = {
       {"elicitation/create", "elicitation"}, {"sampling/createMessage", "sampling"}, {"roots/list", "roots"}};
   for (const auto& [m, capability] : needs) {
-    if (method == m && !client_can(capability)) return TOOLHOST_ERR_UNSUPPORTED;
+    if (method != m) continue;
+    if (!client_can(*call.request, capability)) {
+      // 2026-07-28: a call that needs what the client did not declare fails with -32021.
+      if (call.request->stateless) call.missing_capability = std::string(capability);
+      return TOOLHOST_ERR_UNSUPPORTED;
+    }
   }
+  // The stateless era has no server-to-client requests.
+  if (call.request->stateless) return TOOLHOST_ERR_UNSUPPORTED;
   if (!sdk::parse_json(params_json)) return TOOLHOST_ERR_INVALID_ARGUMENT;
   auto p = std::make_shared<pending_request>();
   int64_t id = 0;
@@ -470,9 +510,9 @@ int32_t session::client_request(call_state& call, std::string_view method, std::
     id = next_request_id_++;
     pending_[id] = p;
   }
-  send(call.request->reply, {cat(R"({"jsonrpc":"2.0","id":)", id, R"(,"method":)", sdk::quote(method),
-                                 R"(,"params":)", params_json, "}"),
-                             call.id, false});
+  send(call.request->reply,
+       {cat(R"({"jsonrpc":"2.0","id":)", id, R"(,"method":)", sdk::quote(method), R"(,"params":)", params_json, "}"),
+        call.id, false});
   const auto deadline = timeout_ms == 0 ? std::chrono::steady_clock::time_point::max()
                                         : std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   int32_t status = TOOLHOST_OK;

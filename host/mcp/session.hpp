@@ -27,21 +27,34 @@
 
 namespace toolhost::mcp {
 
-// Protocol versions this host speaks, newest first.
+// Protocol versions this host speaks through initialize (the stateful era), newest first.
 inline constexpr const char* kSupportedVersions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
 inline constexpr const char* kLatestVersion = "2025-11-25";
+// Versions of the stateless era (each request names its version and capabilities in _meta).
+inline constexpr const char* kStatelessVersions[] = {"2026-07-28"};
 
 struct outgoing {
   std::string json;             // one JSON-RPC message (or a batch array), compact, no newline
   std::string related_request;  // JSON text of the client request id it belongs to; empty if none
   bool final = false;           // the answer that ends `related_request` (empty json: ended without one)
+  int http_status = 0;          // 2026-07-28 errors that name their HTTP status (400, 404); 0: 200
 };
 using sink = std::function<void(outgoing)>;
+
+// What the HTTP transport read from a POST's headers, for the 2026-07-28 checks that the headers
+// agree with the body (stdio has none: `present` false).
+struct request_headers {
+  bool present = false;
+  std::string_view protocol_version;  // MCP-Protocol-Version
+  std::string_view method;            // Mcp-Method
+  std::string_view name;              // Mcp-Name
+};
 
 // What one incoming message turned out to be.
 struct handled {
   bool parse_error = false;
   bool is_initialize = false;
+  bool stateless = false;             // a 2026-07-28 request: it needs no session
   std::vector<std::string> requests;  // ids (JSON text) of the requests it carried; each gets a final outgoing
 };
 
@@ -59,10 +72,16 @@ struct batch;
 
 // One request's context, from dispatch to its answer.
 struct request_context {
-  std::string id;                // JSON text of the client's id ("null" for a message without one)
-  sink reply;                    // where its answer and everything related to it go
+  std::string id;                       // JSON text of the client's id ("null" for a message without one)
+  sink reply;                           // where its answer and everything related to it go
   std::shared_ptr<struct batch> batch;  // 2025-03-26 batches: the answers gathered into one reply
-  std::string progress_token;    // params._meta.progressToken as the client wrote it; empty if none
+  std::string progress_token;           // params._meta.progressToken as the client wrote it; empty if none
+  // 2026-07-28: the request carries its own context in _meta, and its result says so.
+  bool stateless = false;
+  std::string method;
+  std::string version;  // its protocol version
+  std::string client_capabilities = "{}";
+  int log_level = -1;  // from _meta's logLevel; -1: the client wants no log messages
 };
 using request_ptr = std::shared_ptr<const request_context>;
 
@@ -76,7 +95,7 @@ class session : public std::enable_shared_from_this<session> {
 
   // Handles one message (or, in 2025-03-26, a batch); its answers go to `reply`. Never throws;
   // never runs plugin code on the caller's thread.
-  handled handle(std::string_view text, const sink& reply);
+  handled handle(std::string_view text, const sink& reply, const request_headers& headers = {});
 
   // Cancels what is in flight, gives running calls up to `grace_ms` to return, and detaches
   // from the server. Nothing is sent after it returns.
@@ -99,10 +118,14 @@ class session : public std::enable_shared_from_this<session> {
 
   // For call contexts (call_context.cpp).
   void send_progress(call_state& call, double progress, double total, const char* message);
-  int32_t client_request(call_state& call, std::string_view method, std::string_view params_json,
-                         uint32_t timeout_ms, std::string& out);
-  bool client_can(std::string_view capability) const;
-  std::string client_capabilities_json() const;
+  int32_t client_request(call_state& call, std::string_view method, std::string_view params_json, uint32_t timeout_ms,
+                         std::string& out);
+  // The capabilities the client declared: at initialize, or in a 2026-07-28 request's _meta.
+  bool client_can(const request_context& request, std::string_view capability) const;
+  std::string client_capabilities_json(const request_context& request) const;
+  std::string protocol_version(const request_context& request) const;
+  // A log message of a call: a 2026-07-28 request gets those at its own level on its own stream.
+  void send_call_log(call_state& call, toolhost_log_level_t level, std::string_view logger, std::string_view data_json);
 
  private:
   struct pending_request;
@@ -112,6 +135,8 @@ class session : public std::enable_shared_from_this<session> {
     bool needs_initialize;
   };
   static const std::map<std::string, method, std::less<>>& methods();
+  // The 2026-07-28 era's table (session_stateless.cpp).
+  static const std::map<std::string, handler, std::less<>>& stateless_methods();
 
   session(server& srv, sink notifications);
 
@@ -119,11 +144,26 @@ class session : public std::enable_shared_from_this<session> {
   // `text` is the raw message (`index` the item's place in a batch, or -1), for what the parsed
   // value loses: integers past 64 bits.
   void handle_one(const rapidjson::Value& message, std::string_view text, int index, const sink& reply,
-                  const std::shared_ptr<batch>& b, handled& out);
+                  const std::shared_ptr<batch>& b, const request_headers& headers, handled& out);
   void handle_notification(const std::string& method, const rapidjson::Value* params);
+  // ---- The 2026-07-28 era (session_stateless.cpp) ----
+  // A request whose _meta names a protocol version, or that came with a 2026-07-28 header.
+  static bool is_stateless(const rapidjson::Value* params, const request_headers& headers);
+  void handle_stateless(const std::shared_ptr<request_context>& request, const rapidjson::Value* params,
+                        const request_headers& headers);
+  void discover(const request_ptr& request, const rapidjson::Value* params);
+  void subscriptions_listen(const request_ptr& request, const rapidjson::Value* params);
+  // What a 2026-07-28 result carries beyond the method's own fields.
+  std::string stateless_result(const request_context& request, std::string result_json) const;
+  std::string server_info_json() const;
+  // Sends a notification to the subscriptions/listen streams that asked for its kind.
+  void notify_listeners(const std::string& json);
+  static std::string log_message(toolhost_log_level_t level, std::string_view logger, std::string_view data_json);
+  std::string capabilities_json() const;
   void handle_response(const rapidjson::Value& message);
   void respond(const request_ptr& request, const std::string& result_json);
-  void respond_error(const request_ptr& request, int code, std::string_view message, std::string_view data_json = {});
+  void respond_error(const request_ptr& request, int code, std::string_view message, std::string_view data_json = {},
+                     int http_status = 0);
   // Runs `work` on a worker thread after the server's plugins are loaded, within the session's
   // limit of requests in flight.
   void run_async(const request_ptr& request, std::function<void()> work);
@@ -156,8 +196,8 @@ class session : public std::enable_shared_from_this<session> {
   void prompts_get(const request_ptr& request, const rapidjson::Value* params);
   void complete(const request_ptr& request, const rapidjson::Value* params);
   // Answers a list request with one page of `items`.
-  void respond_page(const request_ptr& request, const char* field, const std::vector<std::pair<std::string, std::string>>& items,
-                    const std::string& cursor);
+  void respond_page(const request_ptr& request, const char* field,
+                    const std::vector<std::pair<std::string, std::string>>& items, const std::string& cursor);
   bool subscription_refused(const request_ptr& request, const std::string& uri);
 
   server& server_;
@@ -171,13 +211,16 @@ class session : public std::enable_shared_from_this<session> {
   std::atomic<size_t> in_flight_{0};
   mutable std::mutex mutex_;  // guards everything below
   std::string version_;
-  std::string client_capabilities_text_ = "{}";  // parsed when asked: a Document costs 64 KiB
-  int log_level_ = 1;  // info, until the client sets one
+  std::string client_capabilities_text_ = "{}";               // parsed when asked: a Document costs 64 KiB
+  int log_level_ = 1;                                         // info, until the client sets one
   std::map<std::string, std::shared_ptr<call_state>> calls_;  // in flight, by request id text
   std::map<int64_t, std::shared_ptr<pending_request>> pending_;
   int64_t next_request_id_ = 1;
   std::set<std::string> subscriptions_;
+  std::set<std::string> allowed_for_session_;  // permission kinds the person allowed for this session
   size_t subscription_bytes_ = 0;
+  struct listener;
+  std::map<std::string, std::shared_ptr<listener>> listeners_;  // subscriptions/listen, by request id
 };
 
 }  // namespace toolhost::mcp

@@ -15,6 +15,18 @@ inline const rapidjson::Value* object_param(const rapidjson::Value* params, std:
   return v != nullptr && v->IsObject() ? v : nullptr;
 }
 
+// MCP's log levels, least severe first.
+inline constexpr const char* kLogLevels[] = {"debug", "info",     "notice", "warning",
+                                             "error", "critical", "alert",  "emergency"};
+
+// The index of a level's name in kLogLevels, or -1.
+inline int log_level_index(std::string_view name) {
+  for (int i = 0; i < 8; ++i) {
+    if (name == kLogLevels[i]) return i;
+  }
+  return -1;
+}
+
 inline std::string string_param(const rapidjson::Value* params, std::string_view name) {
   return params != nullptr ? std::string(sdk::string_member(*params, name).value_or("")) : std::string();
 }

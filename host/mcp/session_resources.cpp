@@ -33,7 +33,8 @@ void session::respond_page(const request_ptr& request, const char* field,
 
 void session::resources_list(const request_ptr& request, const rapidjson::Value* params) {
   const std::string cursor = string_param(params, "cursor");
-  run_async(request, [this, request, cursor] { respond_page(request, "resources", server_.catalog().resources(), cursor); });
+  run_async(request,
+            [this, request, cursor] { respond_page(request, "resources", server_.catalog().resources(), cursor); });
 }
 
 void session::resource_templates_list(const request_ptr& request, const rapidjson::Value* params) {
@@ -55,8 +56,9 @@ void session::resources_read(const request_ptr& request, const rapidjson::Value*
     sdk::string_writer out;
     const toolhost_status_t s = server_.catalog().read_resource(context.raw(), uri, out);
     if (s == TOOLHOST_OK && !is_json_object(out.text())) {
-      return respond_error(request, jsonrpc::kInternalError,
-                           cat("Could not read ", uri, ": the plugin's answer is not a JSON object (a ReadResourceResult)"));
+      return respond_error(
+          request, jsonrpc::kInternalError,
+          cat("Could not read ", uri, ": the plugin's answer is not a JSON object (a ReadResourceResult)"));
     }
     if (s == TOOLHOST_OK) return respond(request, out.take());
     if (s == TOOLHOST_ERR_NOT_FOUND) {
@@ -79,10 +81,10 @@ bool session::subscription_refused(const request_ptr& request, const std::string
     }
     count = subscriptions_.size();
   }
-  respond_error(request, jsonrpc::kInvalidParams,
-                cat("Invalid params: this session already has ", count, " subscriptions (at most ",
-                    limits_.max_subscriptions, ", with ", limits_.max_subscription_bytes / 1024,
-                    " KiB of URIs); unsubscribe from some first"));
+  respond_error(
+      request, jsonrpc::kInvalidParams,
+      cat("Invalid params: this session already has ", count, " subscriptions (at most ", limits_.max_subscriptions,
+          ", with ", limits_.max_subscription_bytes / 1024, " KiB of URIs); unsubscribe from some first"));
   return true;
 }
 
@@ -121,7 +123,8 @@ void session::resources_unsubscribe(const request_ptr& request, const rapidjson:
 
 void session::prompts_list(const request_ptr& request, const rapidjson::Value* params) {
   const std::string cursor = string_param(params, "cursor");
-  run_async(request, [this, request, cursor] { respond_page(request, "prompts", server_.catalog().prompts(), cursor); });
+  run_async(request,
+            [this, request, cursor] { respond_page(request, "prompts", server_.catalog().prompts(), cursor); });
 }
 
 void session::prompts_get(const request_ptr& request, const rapidjson::Value* params) {
@@ -138,13 +141,16 @@ void session::prompts_get(const request_ptr& request, const rapidjson::Value* pa
     sdk::string_writer out;
     const toolhost_status_t s = server_.catalog().get_prompt(context.raw(), name, args, out);
     if (s == TOOLHOST_OK && !is_json_object(out.text())) {
-      return respond_error(request, jsonrpc::kInternalError,
-                           cat("Prompt ", name, " failed: the plugin's answer is not a JSON object (a GetPromptResult)"));
+      return respond_error(
+          request, jsonrpc::kInternalError,
+          cat("Prompt ", name, " failed: the plugin's answer is not a JSON object (a GetPromptResult)"));
     }
     if (s == TOOLHOST_OK) return respond(request, out.take());
-    if (s == TOOLHOST_ERR_NOT_FOUND) return respond_error(request, jsonrpc::kInvalidParams, cat("Unknown prompt: ", name));
+    if (s == TOOLHOST_ERR_NOT_FOUND)
+      return respond_error(request, jsonrpc::kInvalidParams, cat("Unknown prompt: ", name));
     if (s == TOOLHOST_ERR_INVALID_ARGUMENT) {
-      return respond_error(request, jsonrpc::kInvalidParams, out.text().empty() ? "Invalid prompt arguments" : out.text());
+      return respond_error(request, jsonrpc::kInvalidParams,
+                           out.text().empty() ? "Invalid prompt arguments" : out.text());
     }
     respond_error(request, jsonrpc::kInternalError, cat("Prompt ", name, " failed: ", out.text()));
   });
@@ -154,7 +160,8 @@ void session::complete(const request_ptr& request, const rapidjson::Value* param
   const rapidjson::Value* ref = object_param(params, "ref");
   const rapidjson::Value* argument = object_param(params, "argument");
   if (ref == nullptr || argument == nullptr) {
-    return respond_error(request, jsonrpc::kInvalidParams, "Invalid params: \"ref\" and \"argument\" objects are required");
+    return respond_error(request, jsonrpc::kInvalidParams,
+                         "Invalid params: \"ref\" and \"argument\" objects are required");
   }
   const std::string type(sdk::string_member(*ref, "type").value_or(""));
   if (type != "ref/prompt" && type != "ref/resource") {

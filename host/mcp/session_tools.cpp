@@ -58,17 +58,17 @@ void session::tools_call(const request_ptr& request, const rapidjson::Value* par
   // The limit counts from now: a call queued behind a tool that never returns is answered too.
   if (const uint32_t limit = server_.settings().call_timeout_for(name); limit > 0) {
     std::weak_ptr<session> weak = weak_from_this();
-    call->deadline = server_.deadlines().add(deadlines::clock::now() + std::chrono::milliseconds(limit),
-                                             [weak, call, limit] {
-                                               if (auto self = weak.lock()) self->time_out(call, limit);
-                                             });
+    call->deadline =
+        server_.deadlines().add(deadlines::clock::now() + std::chrono::milliseconds(limit), [weak, call, limit] {
+          if (auto self = weak.lock()) self->time_out(call, limit);
+        });
   }
   run_async(request, [this, request, call, args] {
     std::string result = run_tool(call, args);
     if (call->deadline != 0) server_.deadlines().remove(call->deadline);
     forget_call(call);
     if (call->answered.exchange(true)) return;  // its time limit answered it already
-    if (call->cancelled) {  // the client gave up on it: nothing more is sent for this request
+    if (call->cancelled) {                      // the client gave up on it: nothing more is sent for this request
       send(request->reply, {"", request->id, true});
       return;
     }
@@ -78,6 +78,12 @@ void session::tools_call(const request_ptr& request, const rapidjson::Value* par
       const std::string failures = server_.failed_plugins_text();
       if (failures.empty()) return respond_error(request, jsonrpc::kInvalidParams, cat("Unknown tool: ", call->name));
       return respond(request, sdk::result::error(cat("Unknown tool: ", call->name, ". ", failures)).to_json());
+    }
+    if (!call->missing_capability.empty()) {
+      return respond_error(request, jsonrpc::kMissingClientCapability,
+                           cat("Missing required client capability: ", call->name, " needs the client's '",
+                               call->missing_capability, "' capability; declare it in _meta's clientCapabilities"),
+                           cat(R"({"requiredCapabilities":{)", sdk::quote(call->missing_capability), ":{}}}"), 400);
     }
     respond(request, result);
   });
@@ -103,8 +109,14 @@ std::string session::run_tool(const std::shared_ptr<call_state>& call, const std
   if (kind == nullptr) kind = server_.registry().find_kind(plugins::kRunKind);
   const bool suggestion = (target->flags & TOOLHOST_TOOL_SUGGESTION) != 0 ||
                           ((target->flags & TOOLHOST_TOOL_REVIEWABLE) != 0 && server_.settings().review_edits);
+  const std::string files = server_.global().files();
+  bool remembered = false;
+  {
+    std::lock_guard lock(mutex_);
+    remembered = allowed_for_session_.count(kind->id) != 0;
+  }
   const policy::tool_request question{call->name, server_.name(), kind->id, kind->label, server_.permission_of(*kind),
-                                      suggestion, server_.global().path};
+                                      suggestion, files,          args,     remembered};
   const policy::decision d = policy::authorize(
       question, [&](const std::string& message, const std::string& schema) -> std::optional<policy::answer> {
         std::string answer;
@@ -114,6 +126,10 @@ std::string session::run_tool(const std::shared_ptr<call_state>& call, const std
         return policy::read_approval(status == TOOLHOST_OK, answer);
       });
   if (!d.allowed) return sdk::result::error(d.message).to_json();
+  if (d.remember_for_session) {
+    std::lock_guard lock(mutex_);
+    allowed_for_session_.insert(kind->id);
+  }
   if (call->cancelled) return "{}";
 
   sdk::string_writer out;
@@ -136,8 +152,9 @@ std::string session::finish_result(const std::shared_ptr<call_state>& call, std:
   const rapidjson::Value* content = doc.HasParseError() ? nullptr : sdk::member(doc, "content");
   if (content == nullptr || !content->IsArray()) {
     log::warning("session", cat("tool ", call->name, " returned an invalid result: ", raw.substr(0, 200)));
-    return sdk::result::error(cat("The tool ", call->name,
-                                  " returned an invalid result (not an MCP CallToolResult); this is a bug in its plugin."))
+    return sdk::result::error(
+               cat("The tool ", call->name,
+                   " returned an invalid result (not an MCP CallToolResult); this is a bug in its plugin."))
         .to_json();
   }
   // One message is one line on stdio: a result written over several lines is made compact.

@@ -140,7 +140,8 @@ void worker_pool::leave_cpu(int cpu) {
 
 bool worker_pool::wait_idle(int timeout_ms) {
   std::unique_lock lock(mutex_);
-  return idle_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return running_ == 0 && queue_.empty(); });
+  return idle_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                        [this] { return running_ == 0 && queue_.empty(); });
 }
 
 size_t worker_pool::busy() const {

@@ -43,7 +43,7 @@ class worker_pool {
   std::condition_variable wake_;
   std::condition_variable idle_;
   std::deque<std::function<void()>> queue_;
-  std::atomic<size_t> queued_{0};  // queue_.size(), readable without the lock (lingering workers)
+  std::atomic<size_t> queued_{0};       // queue_.size(), readable without the lock (lingering workers)
   std::atomic<int> submitter_cpu_{-1};  // where the last task was submitted from
   size_t min_idle_;
   size_t max_threads_;

@@ -27,8 +27,10 @@ absl::StatusOr<T> read_struct(const T* in, std::string_view name, tail rule = ta
   if (in == nullptr) return absl::InvalidArgumentError(cat("no ", name, " was given (a null pointer)"));
   const uint32_t size = in->struct_size;
   if (size < sizeof(uint32_t) || size > kMaxStructSize) {
-    return absl::InvalidArgumentError(cat(name, " has struct_size ", size, ", which is not the size of any version of it; "
-                                          "set it to sizeof(", name, ")"));
+    return absl::InvalidArgumentError(cat(name, " has struct_size ", size,
+                                          ", which is not the size of any version of it; "
+                                          "set it to sizeof(",
+                                          name, ")"));
   }
   T out{};
   std::memcpy(static_cast<void*>(&out), in, size < sizeof(T) ? size : sizeof(T));
@@ -36,9 +38,9 @@ absl::StatusOr<T> read_struct(const T* in, std::string_view name, tail rule = ta
     const auto* bytes = reinterpret_cast<const unsigned char*>(in);
     for (uint32_t i = sizeof(T); i < size; ++i) {
       if (bytes[i] != 0) {
-        return absl::InvalidArgumentError(
-            cat(name, " sets a field this toolhost does not know (byte ", i, " of ", size, "; this toolhost's ", name,
-                " has ", sizeof(T), "): the plugin needs a newer toolhost, or must leave that field zero"));
+        return absl::InvalidArgumentError(cat(name, " sets a field this toolhost does not know (byte ", i, " of ", size,
+                                              "; this toolhost's ", name, " has ", sizeof(T),
+                                              "): the plugin needs a newer toolhost, or must leave that field zero"));
       }
     }
   }

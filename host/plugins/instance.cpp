@@ -1,10 +1,10 @@
 #include "host/plugins/instance.hpp"
 
-#include <toolhost/sdk/strings.hpp>
 #include <csignal>
 #include <cstring>
 #include <exception>
 #include <optional>
+#include <toolhost/sdk/strings.hpp>
 
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_format.h>
@@ -57,8 +57,8 @@ std::string put_json(json_writer& w, const char* key, const char* text, bool sch
   return "";
 }
 
-toolhost_status_t refuse(const toolhost_host_t* host, toolhost_writer_t* error, toolhost_status_t code,
-                         load_status why, const std::string& message) {
+toolhost_status_t refuse(const toolhost_host_t* host, toolhost_writer_t* error, toolhost_status_t code, load_status why,
+                         const std::string& message) {
   sdk::write(error, message);
   instance::of(host).refuse(why, message);
   return code;
@@ -67,8 +67,8 @@ toolhost_status_t refuse(const toolhost_host_t* host, toolhost_writer_t* error, 
 toolhost_status_t from_status(const toolhost_host_t* host, toolhost_writer_t* error, const absl::Status& s) {
   if (s.ok()) return TOOLHOST_OK;
   const bool dup = s.code() == absl::StatusCode::kAlreadyExists;
-  return refuse(host, error, sdk::to_status_code(s.code()), dup ? load_status::duplicate_name : load_status::init_failed,
-                std::string(s.message()));
+  return refuse(host, error, sdk::to_status_code(s.code()),
+                dup ? load_status::duplicate_name : load_status::init_failed, std::string(s.message()));
 }
 
 // Registration is only open while the plugin's init runs.
@@ -178,7 +178,7 @@ toolhost_status_t register_resource(const toolhost_host_t* host, const toolhost_
   put_names(w, *d);
   put(w, "mimeType", d->mime_type);
   w.EndObject();
-  resource r{d->uri, d->is_template, std::string(buffer.GetString(), buffer.GetSize()), d->read, d->complete,
+  resource r{d->uri,       d->is_template, std::string(buffer.GetString(), buffer.GetSize()), d->read, d->complete,
              d->user_data, self.lib().id};
   return from_status(host, error, self.reg().add_resource(std::move(r)));
 }
@@ -208,7 +208,8 @@ toolhost_status_t register_prompt(const toolhost_host_t* host, const toolhost_pr
     args.Accept(w);
   }
   w.EndObject();
-  prompt p{d->name, std::string(buffer.GetString(), buffer.GetSize()), d->get, d->complete, d->user_data, self.lib().id};
+  prompt p{d->name,      std::string(buffer.GetString(), buffer.GetSize()), d->get, d->complete, d->user_data,
+           self.lib().id};
   return from_status(host, error, self.reg().add_prompt(std::move(p)));
 }
 
@@ -257,16 +258,15 @@ toolhost_status_t declare_settings(const toolhost_host_t* host, const char* sche
                   "declared its settings twice; declare_settings may be called once");
   }
   self.mark_settings_declared();
-  const absl::Status s =
-      check_settings(schema_json != nullptr ? schema_json : "", self.settings_json(), self.settings_origin(),
-                     {self.lib().id, self.server_name(), self.listing()});
+  const absl::Status s = check_settings(schema_json != nullptr ? schema_json : "", self.settings_json(),
+                                        self.settings_origin(), {self.lib().id, self.server_name(), self.listing()});
   if (s.ok()) return TOOLHOST_OK;
   return refuse(host, error, TOOLHOST_ERR_INVALID_ARGUMENT, load_status::bad_settings, std::string(view(s.message())));
 }
 
 const toolhost_registry_t kRegistry = {sizeof(toolhost_registry_t), register_permission_kind, register_tool,
-                                       register_resource, register_prompt, register_provider, register_transport,
-                                       add_instructions, declare_settings};
+                                       register_resource,           register_prompt,          register_provider,
+                                       register_transport,          add_instructions,         declare_settings};
 
 // ---- toolhost.log/1 ----
 
@@ -304,8 +304,7 @@ void notify_log(const toolhost_host_t* host, toolhost_log_level_t level, const c
   instance::of(host).events().log(level, logger != nullptr ? logger : "", data != nullptr ? data : "null");
 }
 
-const toolhost_notify_t kNotify = {sizeof(toolhost_notify_t), notify_list_changed, notify_resource_updated,
-                                   notify_log};
+const toolhost_notify_t kNotify = {sizeof(toolhost_notify_t), notify_list_changed, notify_resource_updated, notify_log};
 
 // ---- toolhost.transports/1 ----
 
@@ -340,7 +339,7 @@ const void* get_service(const toolhost_host_t*, const char* id) {
 }  // namespace
 
 instance::instance(library& lib, registry& reg, host_events& events, std::string server_name, std::string config_dir,
-                   std::string settings_json, bool listing, config::settings_origin origin)
+                   std::string settings_json, bool listing, config::settings_origin origin, bool checking)
     : lib_(lib),
       registry_(reg),
       events_(events),
@@ -355,7 +354,7 @@ instance::instance(library& lib, registry& reg, host_events& events, std::string
   host_.version = TOOLHOST_VERSION;
   host_.host_data = this;
   host_.get_service = get_service;
-  host_.flags = listing ? TOOLHOST_HOST_LISTING : 0;
+  host_.flags = (listing ? TOOLHOST_HOST_LISTING : 0u) | (checking ? TOOLHOST_HOST_CHECKING : 0u);
 }
 
 void instance::refuse(load_status why, std::string message) {
@@ -384,12 +383,12 @@ bool instance::init() {
   const std::string who = cat("plugin '", lib_.id, "' (", lib_.path, ")");
   if (sig != 0) {
     status_ = load_status::init_crashed;
-    message_ = cat(who, " crashed in init with ", signal_name(sig), " while starting for server '",
-                            server_name_, "'; it is not served; report this to the plugin's author");
+    message_ = cat(who, " crashed in init with ", signal_name(sig), " while starting for server '", server_name_,
+                   "'; it is not served; report this to the plugin's author");
   } else if (!thrown.empty()) {
     status_ = load_status::init_failed;
     message_ = cat(who, " threw from init (", thrown, ") while starting for server '", server_name_,
-                            "'; it is not served; report this to the plugin's author");
+                   "'; it is not served; report this to the plugin's author");
   } else if (refused_ && refused_status_ == load_status::bad_settings) {
     // A line of the config is wrong: the sentence starts with its place and names the server and
     // the plugin in its key, as config errors do.
@@ -400,9 +399,9 @@ bool instance::init() {
     message_ = cat(who, ": ", refused_message_);
   } else if (!ok) {
     status_ = load_status::init_failed;
-    message_ = cat(who, " failed to start for server '", server_name_, "': ",
-                            error.text().empty() ? "its init gave no reason" : error.text(),
-                            "; check [servers.", server_name_, ".settings.", lib_.id, "] in the config");
+    message_ = cat(who, " failed to start for server '", server_name_,
+                   "': ", error.text().empty() ? "its init gave no reason" : error.text(), "; check [servers.",
+                   server_name_, ".settings.", lib_.id, "] in the config");
   } else {
     status_ = load_status::loaded;
     active_ = true;

@@ -27,8 +27,9 @@ class instance {
  public:
   // `listing`: the instance only shows what it registers (TOOLHOST_HOST_LISTING).
   // `origin`: where the settings were written, for the messages of declare_settings.
+  // `checking`: it is only checked (TOOLHOST_HOST_CHECKING).
   instance(library& lib, registry& reg, host_events& events, std::string server_name, std::string config_dir,
-           std::string settings_json, bool listing = false, config::settings_origin origin = {});
+           std::string settings_json, bool listing = false, config::settings_origin origin = {}, bool checking = false);
   instance(const instance&) = delete;
   instance& operator=(const instance&) = delete;
 

@@ -1,7 +1,7 @@
 #include "host/plugins/loader.hpp"
 
-#include <toolhost/sdk/strings.hpp>
 #include <cxxabi.h>
+#include <toolhost/sdk/strings.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -13,8 +13,8 @@
 #include <absl/strings/str_cat.h>
 
 #include "host/log.hpp"
-#include "host/policy/file_trust.hpp"
 #include "host/plugins/abi_struct.hpp"
+#include "host/policy/file_trust.hpp"
 
 namespace toolhost::plugins {
 namespace {
@@ -27,7 +27,8 @@ std::mutex g_dl_mutex;
 bool valid_plugin_id(std::string_view s) {
   if (s.empty() || s.size() > 64) return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+           c == '.';
   });
 }
 
@@ -155,8 +156,8 @@ library* loader::open(const std::string& path) {
     if (!lib->handle.has(TOOLHOST_ENTRY_SYMBOL)) {
       lib->status = load_status::no_entry_symbol;
       lib->message = cat(path, " exports no ", TOOLHOST_ENTRY_SYMBOL,
-                                  " symbol, so it is not a toolhost plugin; remove it from the plugin folder, "
-                                  "or declare the plugin with TOOLHOST_PLUGIN(...)");
+                         " symbol, so it is not a toolhost plugin; remove it from the plugin folder, "
+                         "or declare the plugin with TOOLHOST_PLUGIN(...)");
     } else {
       lib->entry = &lib->handle.get<const toolhost_plugin_entry_t>(TOOLHOST_ENTRY_SYMBOL);
       check_entry(*lib);
@@ -166,7 +167,7 @@ library* loader::open(const std::string& path) {
     if (library* other = find_loaded(lib->id)) {
       lib->status = load_status::duplicate_id;
       lib->message = cat(path, " provides plugin '", lib->id, "', which ", other->path,
-                                  " already provides; remove one of the two files");
+                         " already provides; remove one of the two files");
     }
   }
   if (lib->status != load_status::loaded) log::warning("plugins", lib->message);

@@ -16,18 +16,18 @@
 namespace toolhost::plugins {
 
 enum class load_status {
-  loaded,               // opened and its entry checked; init runs per server
-  untrusted,            // the file or its folder may be changed by another user: never opened
-  not_shared_library,   // dlopen refused it
-  missing_symbol,       // dlopen found a symbol that nothing loaded defines
-  no_entry_symbol,      // a library, but not a toolhost plugin
-  wrong_abi,            // built for another ABI major, or a newer minor
-  bad_entry,            // the entry is malformed (sizes, id, init missing)
-  duplicate_id,         // another file already provides this plugin id
-  bad_settings,         // its settings do not fit the schema it declared
-  init_failed,          // init returned false or threw
-  init_crashed,         // init died on a signal; the host recovered
-  duplicate_name,       // init registered a name another plugin of the server already has
+  loaded,              // opened and its entry checked; init runs per server
+  untrusted,           // the file or its folder may be changed by another user: never opened
+  not_shared_library,  // dlopen refused it
+  missing_symbol,      // dlopen found a symbol that nothing loaded defines
+  no_entry_symbol,     // a library, but not a toolhost plugin
+  wrong_abi,           // built for another ABI major, or a newer minor
+  bad_entry,           // the entry is malformed (sizes, id, init missing)
+  duplicate_id,        // another file already provides this plugin id
+  bad_settings,        // its settings do not fit the schema it declared
+  init_failed,         // init returned false or threw
+  init_crashed,        // init died on a signal; the host recovered
+  duplicate_name,      // init registered a name another plugin of the server already has
 };
 
 std::string_view to_string(load_status s);

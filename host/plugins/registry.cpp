@@ -1,7 +1,7 @@
 #include "host/plugins/registry.hpp"
 
-#include <toolhost/sdk/strings.hpp>
 #include <algorithm>
+#include <toolhost/sdk/strings.hpp>
 
 #include <absl/strings/str_cat.h>
 
@@ -13,11 +13,11 @@ void erase_if_owner(std::vector<T>& items, Pred owned) {
   items.erase(std::remove_if(items.begin(), items.end(), owned), items.end());
 }
 
-absl::Status duplicate(std::string_view what, std::string_view name, std::string_view owner,
-                       std::string_view other, std::string_view server) {
-  return absl::AlreadyExistsError(cat(
-      what, " '", name, "' of plugin '", owner, "' is already registered by plugin '", other, "' in server '",
-      server, "'; rename one of them or serve the two plugins from different servers"));
+absl::Status duplicate(std::string_view what, std::string_view name, std::string_view owner, std::string_view other,
+                       std::string_view server) {
+  return absl::AlreadyExistsError(cat(what, " '", name, "' of plugin '", owner, "' is already registered by plugin '",
+                                      other, "' in server '", server,
+                                      "'; rename one of them or serve the two plugins from different servers"));
 }
 
 }  // namespace
@@ -25,7 +25,8 @@ absl::Status duplicate(std::string_view what, std::string_view name, std::string
 bool valid_tool_name(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+           c == '.';
   });
 }
 
@@ -40,8 +41,8 @@ absl::Status registry::add_permission_kind(permission_kind kind) {
   if (const permission_kind* k = find_kind(kind.id)) {
     if (k->label == kind.label) return absl::OkStatus();  // the same row, shared
     return absl::AlreadyExistsError(cat("permission kind '", kind.id, "' of plugin '", kind.owner,
-                                                 "' is already registered by '", k->owner, "' with the label \"",
-                                                 k->label, "\"; use another id or the same label"));
+                                        "' is already registered by '", k->owner, "' with the label \"", k->label,
+                                        "\"; use another id or the same label"));
   }
   kinds_.push_back(std::move(kind));
   return absl::OkStatus();
@@ -49,13 +50,13 @@ absl::Status registry::add_permission_kind(permission_kind kind) {
 
 absl::Status registry::add_tool(tool t) {
   if (!valid_tool_name(t.name)) {
-    return absl::InvalidArgumentError(cat("tool name '", t.name,
-                                                   "' is invalid: use 1 to 64 letters, digits, '_', '-' or '.'"));
+    return absl::InvalidArgumentError(
+        cat("tool name '", t.name, "' is invalid: use 1 to 64 letters, digits, '_', '-' or '.'"));
   }
   if (const tool* other = find_tool(t.name)) return duplicate("tool", t.name, t.owner, other->owner, server_name_);
   if (find_kind(t.permission_kind) == nullptr) {
     return absl::InvalidArgumentError(cat("tool '", t.name, "' names permission kind '", t.permission_kind,
-                                                   "', which is not registered; register the kind first"));
+                                          "', which is not registered; register the kind first"));
   }
   if ((t.flags & TOOLHOST_TOOL_CONCURRENT) == 0) t.serial = std::make_shared<std::timed_mutex>();
   tool_index_.emplace(t.name, tools_.size());
@@ -72,7 +73,8 @@ absl::Status registry::add_resource(resource r) {
 }
 
 absl::Status registry::add_prompt(prompt p) {
-  if (const prompt* other = find_prompt(p.name)) return duplicate("prompt", p.name, p.owner, other->owner, server_name_);
+  if (const prompt* other = find_prompt(p.name))
+    return duplicate("prompt", p.name, p.owner, other->owner, server_name_);
   prompts_.push_back(std::move(p));
   return absl::OkStatus();
 }

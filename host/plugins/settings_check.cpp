@@ -42,8 +42,9 @@ absl::Status check_settings(std::string_view schema_json, std::string_view setti
                             const config::settings_origin& origin, const settings_subject& who) {
   auto schema = sdk::parse_json(schema_json);
   if (!schema || !schema->IsObject()) {
-    return absl::InvalidArgumentError(cat("its settings schema is not a JSON object; the plugin is broken, "
-                                          "report this to its author"));
+    return absl::InvalidArgumentError(
+        cat("its settings schema is not a JSON object; the plugin is broken, "
+            "report this to its author"));
   }
   auto settings = sdk::parse_json(settings_json);
   if (!settings || !settings->IsObject()) settings.emplace().SetObject();
@@ -60,11 +61,11 @@ absl::Status check_settings(std::string_view schema_json, std::string_view setti
   const std::string key = problem->path.empty() ? table : cat(table, ".", problem->path);
   if (problem->is == kind::unknown) {
     const size_t cut = problem->path.find_last_of(".[");
-    const std::string_view parent = cut == std::string::npos ? std::string_view() : std::string_view(problem->path).substr(0, cut);
-    return absl::InvalidArgumentError(cat(origin.where(problem->path), ": ", key, ": ", who.plugin,
-                                          " has no such setting (",
-                                          parent.empty() ? "its settings" : cat("settings under ", parent), ": ",
-                                          declared_names(*schema, parent), ")"));
+    const std::string_view parent =
+        cut == std::string::npos ? std::string_view() : std::string_view(problem->path).substr(0, cut);
+    return absl::InvalidArgumentError(cat(
+        origin.where(problem->path), ": ", key, ": ", who.plugin, " has no such setting (",
+        parent.empty() ? "its settings" : cat("settings under ", parent), ": ", declared_names(*schema, parent), ")"));
   }
   if (problem->is == kind::required) {
     // Nothing was written for it: name the table that lacks it.

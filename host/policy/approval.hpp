@@ -18,10 +18,18 @@ namespace toolhost::policy {
 struct answer {
   std::string action;
   bool approved = false;
+  bool for_session = false;  // approved, and "allow for this session" was ticked too
 };
 
-// The form's JSON schema; `label` names the permission row.
-std::string approval_schema(std::string_view label);
+// The form's JSON schema; `label` names the permission row. With `offer_session`, a second
+// checkbox, "Allow for this session", lets the person stop the same row from asking again until
+// the client disconnects.
+std::string approval_schema(std::string_view label, bool offer_session = false);
+
+// What a call is about, in one short line for the question: its tool and arguments, like
+// "rename_function main → real_main" (a new_* argument and the one it replaces) or
+// "propose_patch address: 0x401000, bytes: 90 90". Long values are cut, line breaks flattened.
+std::string describe_call(std::string_view tool, std::string_view arguments_json);
 
 // The params of the elicitation/create request that asks `message` with the form `schema_json`.
 std::string approval_request(std::string_view message, std::string_view schema_json);

@@ -51,10 +51,10 @@ absl::Status check(const std::string& path, std::string_view what, bool secret) 
   const bool group_write = (st.st_mode & S_IWGRP) != 0 && !private_group(st.st_gid, st.st_uid);
   if (others_write || group_write) {
     const group* g = getgrgid(st.st_gid);
-    const std::string who = others_write ? std::string("every user")
-                                         : cat("the group ", g != nullptr && g->gr_name != nullptr
-                                                                 ? std::string(g->gr_name)
-                                                                 : cat(st.st_gid));
+    const std::string who =
+        others_write
+            ? std::string("every user")
+            : cat("the group ", g != nullptr && g->gr_name != nullptr ? std::string(g->gr_name) : cat(st.st_gid));
     return absl::PermissionDeniedError(cat("the ", what, " ", path, " is writable by ", who, " (mode ",
                                            mode_text(st.st_mode), "), so toolhost does not trust it: anyone who ",
                                            "can write to it could change what toolhost runs. Fix it with: chmod go-w ",

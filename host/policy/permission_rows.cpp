@@ -21,11 +21,10 @@ std::vector<row_problem> unknown_rows(const config::permission_rows& rows, const
     const config::permission_row& row = entry.second;
     if (std::find(known.ids.begin(), known.ids.end(), kind) != known.ids.end()) continue;
     const std::string guess = closest(kind, known.ids);
-    const bool same_prefix =
-        kind.find('.') != std::string::npos &&
-        std::any_of(known.ids.begin(), known.ids.end(), [&](const std::string& id) {
-          return id.find('.') != std::string::npos && prefix_of(id) == prefix_of(kind);
-        });
+    const bool same_prefix = kind.find('.') != std::string::npos &&
+                             std::any_of(known.ids.begin(), known.ids.end(), [&](const std::string& id) {
+                               return id.find('.') != std::string::npos && prefix_of(id) == prefix_of(kind);
+                             });
     if (known.rows_may_belong_elsewhere && guess.empty() && !same_prefix) continue;
     row_problem p;
     p.source = row.source;

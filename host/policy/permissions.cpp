@@ -1,23 +1,25 @@
 #include "host/policy/permissions.hpp"
 
-#include <toolhost/sdk/strings.hpp>
 #include <absl/strings/str_cat.h>
+#include <toolhost/sdk/strings.hpp>
 
 #include <toolhost/sdk/json.hpp>
 
 #include "host/log.hpp"
+#include "host/policy/approval.hpp"
 
 namespace toolhost::policy {
 namespace {
 
 std::string where_to_change(const tool_request& r) {
   return cat("set \"", r.kind_id, "\" in the [permissions] table of ",
-                      r.config_path.empty() ? "the toolhost config" : r.config_path);
+             r.config_path.empty() ? "the toolhost config" : r.config_path, ", or start toolhost with --allow ",
+             r.kind_id, " for one run");
 }
 
 decision logged(const tool_request& r, decision d, std::string_view how) {
-  log::info("permissions", cat(d.allowed ? "allowed " : "refused ", r.tool, " (", r.kind_label, ", ", how,
-                                        ") in server ", r.server));
+  log::info("permissions",
+            cat(d.allowed ? "allowed " : "refused ", r.tool, " (", r.kind_label, ", ", how, ") in server ", r.server));
   return d;
 }
 
@@ -25,34 +27,36 @@ decision logged(const tool_request& r, decision d, std::string_view how) {
 
 decision authorize(const tool_request& r, const ask_fn& ask) {
   switch (r.setting) {
-    case config::permission::allow:
-      return logged(r, {true, ""}, "allow");
+    case config::permission::allow: return logged(r, {true, ""}, "allow");
     case config::permission::never:
-      return logged(r,
-                    {false, cat("The tool ", r.tool, " is not allowed: the permission row \"", r.kind_label,
-                                         "\" is set to Never. Ask the user to change it if they want this (",
-                                         where_to_change(r), ").")},
-                    "never");
-    case config::permission::ask:
-      break;
+      return logged(
+          r,
+          {false, cat("The tool ", r.tool, " is not allowed: the permission row \"", r.kind_label,
+                      "\" is set to Never. Ask the user to change it if they want this (", where_to_change(r), ").")},
+          "never");
+    case config::permission::ask: break;
   }
   if (r.files_suggestion) return logged(r, {true, ""}, "files a suggestion, not asked");
+  if (r.allowed_for_session) return logged(r, {true, ""}, "ask: allowed for this session");
 
-  const std::string message = cat("Allow the agent to run ", r.tool, "? (", r.kind_label, ")");
-  std::optional<answer> a = ask(message, approval_schema(r.kind_label));
+  const std::string message =
+      cat("Allow ", describe_call(r.tool, r.arguments_json), "?\n(", r.kind_label, "; server ", r.server, ")");
+  std::optional<answer> a = ask(message, approval_schema(r.kind_label, /*offer_session=*/true));
   if (!a) {
     return logged(r,
-                  {false, cat("The tool ", r.tool, " needs the user's approval (the permission row \"",
-                                       r.kind_label, "\" is set to Ask), but this client cannot ask the user. ",
-                                       "Ask the user to allow it (", where_to_change(r),
-                                       " to \"allow\") or to use a client that supports elicitation.")},
+                  {false, cat("The tool ", r.tool, " needs the user's approval (the permission row \"", r.kind_label,
+                              "\" is set to Ask), but this client cannot ask the user. ", "Ask the user to allow it (",
+                              where_to_change(r), " to \"allow\") or to use a client that supports elicitation.")},
                   "ask: client cannot be asked");
+  }
+  if (a->action == "accept" && a->approved && a->for_session) {
+    return logged(r, {true, "", true}, "ask: accepted for this session");
   }
   if (a->action == "accept" && a->approved) return logged(r, {true, ""}, "ask: accepted");
   const std::string how = a->action == "accept" ? "accepted without approving" : a->action;
   return logged(r,
-                {false, cat("The user did not allow ", r.tool, " (permission row \"", r.kind_label,
-                                     "\"; answer: ", how, "). Do not retry it unless the user asks you to.")},
+                {false, cat("The user did not allow ", r.tool, " (permission row \"", r.kind_label, "\"; answer: ", how,
+                            "). Do not retry it unless the user asks you to.")},
                 cat("ask: ", how));
 }
 

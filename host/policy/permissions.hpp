@@ -19,9 +19,11 @@ struct tool_request {
   std::string_view server;
   std::string_view kind_id;
   std::string_view kind_label;
-  config::permission setting;  // the effective setting of the kind
-  bool files_suggestion;       // TOOLHOST_TOOL_SUGGESTION, or REVIEWABLE while review is on
-  std::string_view config_path;
+  config::permission setting;              // the effective setting of the kind
+  bool files_suggestion;                   // TOOLHOST_TOOL_SUGGESTION, or REVIEWABLE while review is on
+  std::string_view config_path;            // the files that set the row, for the remedy in messages
+  std::string_view arguments_json = "{}";  // shown in the question
+  bool allowed_for_session = false;        // the person answered "allow for this session" before
 };
 
 // Asks the person `message` with the form `schema_json` (approval.hpp); nullopt when the client
@@ -30,7 +32,8 @@ using ask_fn = std::function<std::optional<answer>(const std::string& message, c
 
 struct decision {
   bool allowed = false;
-  std::string message;  // for a refusal: a sentence for the model, naming the row and the remedy
+  std::string message;                // for a refusal: a sentence for the model, naming the row and the remedy
+  bool remember_for_session = false;  // allowed with "allow for this session": do not ask again
 };
 
 // Decides, asking through `ask` when the setting is "ask".

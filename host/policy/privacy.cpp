@@ -90,9 +90,9 @@ class message_filter {
   bool Key(const char* s, rapidjson::SizeType n, bool) {
     const std::string_view key(s, n);
     const int message = root_array_ ? 2 : 1;  // depth of a message's own members
-    keep_next_ = (depth_ == message && key == "id") ||
-                 (depth_ == message + 1 && keys_.size() > static_cast<size_t>(message) && keys_[message] == "params" &&
-                  key == "progressToken");
+    keep_next_ =
+        (depth_ == message && key == "id") || (depth_ == message + 1 && keys_.size() > static_cast<size_t>(message) &&
+                                               keys_[message] == "params" && key == "progressToken");
     if (keys_.size() <= static_cast<size_t>(depth_)) keys_.resize(depth_ + 1);
     keys_[depth_] = std::string(key);
     return write(s, n, true);

@@ -41,9 +41,7 @@ std::string error_body(std::string_view message, int code = -32000) {
   return mcp::jsonrpc::error_message("null", code, message);
 }
 
-bool header_has(std::string_view value, std::string_view token) {
-  return value.find(token) != std::string_view::npos;
-}
+bool header_has(std::string_view value, std::string_view token) { return value.find(token) != std::string_view::npos; }
 
 bool version_supported(std::string_view v) {
   return std::any_of(std::begin(mcp::kSupportedVersions), std::end(mcp::kSupportedVersions),
@@ -154,8 +152,8 @@ class connection : public connection_table::member, public std::enable_shared_fr
     if (ec == bhttp::error::header_limit) {
       return reply(bhttp::status::request_header_fields_too_large, error_body("Request headers too large"));
     }
-    if (ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category() && ec != bhttp::error::end_of_stream &&
-        ec != bhttp::error::partial_message) {
+    if (ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category() &&
+        ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message) {
       return reply(bhttp::status::bad_request, error_body(cat("Bad Request: ", ec.message())));
     }
     close();  // the client left, or ran out of time
@@ -194,10 +192,14 @@ class connection : public connection_table::member, public std::enable_shared_fr
     if (endpoint_ == nullptr) {
       std::string paths;
       for (auto& e : ctx_.endpoints) append(paths, paths.empty() ? "" : ", ", e->path);
-      return refuse(bhttp::status::not_found, cat("Not Found: no MCP endpoint at ", target, " (endpoints: ", paths, ")"));
+      return refuse(bhttp::status::not_found,
+                    cat("Not Found: no MCP endpoint at ", target, " (endpoints: ", paths, ")"));
     }
+    // A request without a session may be a 2026-07-28 one, whose version the session checks
+    // against its _meta (answering with the request's id); within a session the header must name
+    // a version initialize could have chosen.
     const std::string_view protocol = sv(head["mcp-protocol-version"]);
-    if (!protocol.empty() && !version_supported(protocol)) {
+    if (!protocol.empty() && !version_supported(protocol) && !sv(head["mcp-session-id"]).empty()) {
       std::string versions;
       for (const char* v : mcp::kSupportedVersions) append(versions, versions.empty() ? "" : ", ", v);
       return refuse(bhttp::status::bad_request,
@@ -222,7 +224,8 @@ class connection : public connection_table::member, public std::enable_shared_fr
       }
       case bhttp::verb::get:
         if (!header_has(accept, "text/event-stream")) {
-          return refuse(bhttp::status::not_acceptable, "Not Acceptable: GET opens an SSE stream; accept text/event-stream");
+          return refuse(bhttp::status::not_acceptable,
+                        "Not Acceptable: GET opens an SSE stream; accept text/event-stream");
         }
         return false;
       case bhttp::verb::delete_: return false;
@@ -272,9 +275,16 @@ class connection : public connection_table::member, public std::enable_shared_fr
     std::shared_ptr<http_session> session;
     http_session::post_result result;
     if (sv(req["mcp-session-id"]).empty()) {
-      // Only initialize may come without a session; it creates one.
+      // Only initialize and 2026-07-28 requests come without a session: initialize creates one;
+      // a 2026-07-28 request is served by a session of its own that ends with its answer.
       session = session_registry::make(*ep.server);
-      result = session->post(body);
+      const mcp::request_headers headers{true, sv(req["mcp-protocol-version"]), sv(req["mcp-method"]),
+                                         sv(req["mcp-name"])};
+      result = session->post(body, headers);
+      if (result.stateless && result.status == 200) {
+        stateless_ = session;
+        return begin_stream(session, result.stream, 0, true);
+      }
       if (!result.initialize) {
         session->close(0);
         if (result.status == 400) return reply(bhttp::status::bad_request, result.body);
@@ -291,10 +301,10 @@ class connection : public connection_table::member, public std::enable_shared_fr
         ctx_.refused_sessions.note(cat("refused a new session at ", ep.path, ": all ",
                                        ep.sessions.settings().max_sessions, " sessions are in use"));
         close_later(std::move(session), 0);
-        auto res = make_response(bhttp::status::service_unavailable,
-                                 error_body(cat("Service Unavailable: this endpoint already serves ",
-                                                ep.sessions.settings().max_sessions,
-                                                " sessions in use; end one with DELETE or try again later")));
+        auto res = make_response(
+            bhttp::status::service_unavailable,
+            error_body(cat("Service Unavailable: this endpoint already serves ", ep.sessions.settings().max_sessions,
+                           " sessions in use; end one with DELETE or try again later")));
         res->set(bhttp::field::retry_after, "5");
         return send(std::move(res));
       }
@@ -380,8 +390,8 @@ class connection : public connection_table::member, public std::enable_shared_fr
   // drained briefly first so that closing does not reset the connection before the client reads
   // the answer.
   void refuse() {
-    ctx_.refused_connections.note(cat("refused a connection: all ", ctx_.connections.max(),
-                                      " connections are busy with requests (503)"));
+    ctx_.refused_connections.note(
+        cat("refused a connection: all ", ctx_.connections.max(), " connections are busy with requests (503)"));
     if (g_refusing.fetch_add(1) >= kMaxRefusing) {
       --g_refusing;
       return close();
@@ -390,9 +400,10 @@ class connection : public connection_table::member, public std::enable_shared_fr
     keep_alive_ = false;
     static const std::string kBody =
         error_body("Service Unavailable: toolhost is at its connection limit, every connection busy; retry shortly");
-    out_ = cat("HTTP/1.1 503 Service Unavailable\r\nServer: toolhost\r\nContent-Type: application/json\r\n"
-               "Retry-After: 1\r\nConnection: close\r\nContent-Length: ",
-               kBody.size(), "\r\n\r\n", kBody);
+    out_ =
+        cat("HTTP/1.1 503 Service Unavailable\r\nServer: toolhost\r\nContent-Type: application/json\r\n"
+            "Retry-After: 1\r\nConnection: close\r\nContent-Length: ",
+            kBody.size(), "\r\n\r\n", kBody);
     socket_.expires_after(std::chrono::seconds(1));
     net::async_write(socket_, net::buffer(out_), [self = shared_from_this()](beast::error_code ec, size_t) {
       if (ec) return self->close();
@@ -458,7 +469,7 @@ class connection : public connection_table::member, public std::enable_shared_fr
   void lost_peer() {
     auto s = stream_;
     auto session = session_.lock();
-    const bool resumable = wrote_event_;
+    const bool resumable = wrote_event_ && !stateless_;  // 2026-07-28 has no resumption
     close();
     if (!s || !session) return;
     if (!resumable) return session->abandon(s);
@@ -495,7 +506,8 @@ class connection : public connection_table::member, public std::enable_shared_fr
       if (slice.events.empty() && !slice.ended) return;
       if (slice.ended && slice.events.size() <= 1) {
         std::string body = slice.events.empty() ? std::string() : std::move(slice.events.back().data);
-        const bhttp::status status = body.empty() ? bhttp::status::accepted : bhttp::status::ok;
+        bhttp::status status = body.empty() ? bhttp::status::accepted : bhttp::status::ok;
+        if (!body.empty() && stream_->status() != 0) status = static_cast<bhttp::status>(stream_->status());
         if (auto session = session_.lock()) session->release(stream_);  // no event id went out
         drop_stream();
         return reply(status, std::move(body));
@@ -522,26 +534,27 @@ class connection : public connection_table::member, public std::enable_shared_fr
     writing_ = true;
     out_ = std::move(out);
     const uint64_t written = cursor_;
-    net::async_write(socket_, net::buffer(out_), [self = shared_from_this(), last, written](beast::error_code ec, size_t) {
-      self->writing_ = false;
-      if (ec) return self->lost_peer();
-      if (self->stream_ && written != 0) {
-        self->stream_->mark_delivered(written);
-        self->wrote_event_ = true;
-      }
-      if (last) {
-        self->out_ = std::string();  // a long stream's buffer is not kept for the next request
-        if (self->stream_ && self->stream_->delivered_to_end()) {
-          if (auto session = self->session_.lock()) session->release(self->stream_);
-        }
-        self->drop_stream();
-        return self->next_request();
-      }
-      if (self->again_) {
-        self->again_ = false;
-        self->pump();
-      }
-    });
+    net::async_write(socket_, net::buffer(out_),
+                     [self = shared_from_this(), last, written](beast::error_code ec, size_t) {
+                       self->writing_ = false;
+                       if (ec) return self->lost_peer();
+                       if (self->stream_ && written != 0) {
+                         self->stream_->mark_delivered(written);
+                         self->wrote_event_ = true;
+                       }
+                       if (last) {
+                         self->out_ = std::string();  // a long stream's buffer is not kept for the next request
+                         if (self->stream_ && self->stream_->delivered_to_end()) {
+                           if (auto session = self->session_.lock()) session->release(self->stream_);
+                         }
+                         self->drop_stream();
+                         return self->next_request();
+                       }
+                       if (self->again_) {
+                         self->again_ = false;
+                         self->pump();
+                       }
+                     });
   }
 
   void arm_keepalive() {
@@ -569,6 +582,11 @@ class connection : public connection_table::member, public std::enable_shared_fr
     }
     stream_.reset();
     session_.reset();
+    if (stateless_) {
+      // A 2026-07-28 request's session ends with its stream (what still runs is cancelled).
+      stateless_->close(0);  // never waits: a call still running is cancelled, not awaited
+      stateless_.reset();
+    }
     mode_ = mode::none;
     again_ = false;
     timer_.cancel();
@@ -602,6 +620,7 @@ class connection : public connection_table::member, public std::enable_shared_fr
   char scratch_[512];
 
   std::weak_ptr<http_session> session_;
+  std::shared_ptr<http_session> stateless_;  // the session of a 2026-07-28 request: this connection owns it
   std::shared_ptr<stream> stream_;
   std::shared_ptr<connection> self_;
   uint64_t cursor_ = 0;

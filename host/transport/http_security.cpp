@@ -9,8 +9,8 @@
 #include <optional>
 #include <vector>
 
-#include <boost/asio/ip/address.hpp>
 #include <openssl/crypto.h>
+#include <boost/asio/ip/address.hpp>
 
 namespace toolhost::transport::http {
 namespace {
@@ -151,7 +151,8 @@ absl::StatusOr<bind_address> parse_bind(std::string_view text, bool allow_unsafe
   out.loopback = address.is_loopback();
   if (!out.loopback && !allow_unsafe) {
     return absl::PermissionDeniedError(
-        cat("refusing to serve HTTP on ", text, ": it is not a loopback address, so every machine that can reach it "
+        cat("refusing to serve HTTP on ", text,
+            ": it is not a loopback address, so every machine that can reach it "
             "could call this server's tools. Listen on 127.0.0.1 (or [::1]), or pass --unsafe-http to accept the "
             "risk (and set a token with --token or TOOLHOST_TOKEN)"));
   }
@@ -188,8 +189,7 @@ bool request_guard::origin_allowed(std::string_view origin) const {
 bool request_guard::authorized(std::string_view authorization) const {
   if (token_.empty()) return true;
   constexpr std::string_view kScheme = "bearer ";
-  if (authorization.size() <= kScheme.size() ||
-      lower(authorization.substr(0, kScheme.size())) != kScheme) {
+  if (authorization.size() <= kScheme.size() || lower(authorization.substr(0, kScheme.size())) != kScheme) {
     return false;
   }
   // The comparison always runs over the whole token, whatever was given, so its time says nothing

@@ -168,8 +168,8 @@ int serve(const options& opts, const std::vector<endpoint>& endpoints, const std
     return 1;
   }
   const unsigned short port = acceptor.local_endpoint().port();
-  const std::string base = address.is_v6() ? cat("http://[", opts.bind.host, "]:", port)
-                                           : cat("http://", opts.bind.host, ":", port);
+  const std::string base =
+      address.is_v6() ? cat("http://[", opts.bind.host, "]:", port) : cat("http://", opts.bind.host, ":", port);
   if (!opts.bind.loopback) {
     log::warning("http", cat("--unsafe-http: listening on a non-loopback address; anyone who can reach ", base,
                              " can use these servers", opts.token.empty() ? ", and no token is set" : ""));

@@ -25,16 +25,16 @@ struct options {
   std::string token;                         // empty: no token required
   std::vector<std::string> allowed_origins;  // besides loopback origins
   size_t max_body_bytes = 4u << 20;
-  std::chrono::seconds header_timeout{10};   // a request's headers must be complete this long after
-                                             // the connection opened or their first byte came
-  std::chrono::seconds idle_timeout{15};     // a kept-alive connection may wait this long for a request
-  std::chrono::seconds body_timeout{30};     // a request's body must arrive within this after its headers
+  std::chrono::seconds header_timeout{10};      // a request's headers must be complete this long after
+                                                // the connection opened or their first byte came
+  std::chrono::seconds idle_timeout{15};        // a kept-alive connection may wait this long for a request
+  std::chrono::seconds body_timeout{30};        // a request's body must arrive within this after its headers
   std::chrono::seconds keepalive_interval{15};  // SSE comment lines on quiet streams
-  std::chrono::seconds resume_grace{10};     // a dropped SSE stream's request is cancelled unless
-                                             // the client resumes it within this
-  size_t max_connections = 0;                // 0: from the descriptor limit (default_max_connections)
-  session_registry::limits sessions;         // per endpoint
-  unsigned io_threads = 0;                   // 0: 2..4 depending on the machine
+  std::chrono::seconds resume_grace{10};        // a dropped SSE stream's request is cancelled unless
+                                                // the client resumes it within this
+  size_t max_connections = 0;                   // 0: from the descriptor limit (default_max_connections)
+  session_registry::limits sessions;            // per endpoint
+  unsigned io_threads = 0;                      // 0: 2..4 depending on the machine
 };
 
 // One MCP server at one path ("/mcp", "/NAME/mcp").

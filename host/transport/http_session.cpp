@@ -14,9 +14,7 @@
 #include "host/mcp/jsonrpc.hpp"
 
 namespace toolhost::transport::http {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 std::string random_session_id() {
   // The kernel's CSPRNG: 128 unpredictable bits, as the MCP spec asks of a session id.
@@ -39,8 +37,10 @@ std::string random_session_id() {
 }
 
 http_session::http_session(std::string id)
-    : id_(std::move(id)), standalone_(std::make_shared<stream>(0, kStreamBytes)),
-      created_(std::chrono::steady_clock::now()), last_used_(created_) {}
+    : id_(std::move(id)),
+      standalone_(std::make_shared<stream>(0, kStreamBytes)),
+      created_(std::chrono::steady_clock::now()),
+      last_used_(created_) {}
 
 std::shared_ptr<http_session> http_session::create(mcp::server& srv, std::string id) {
   std::shared_ptr<http_session> s(new http_session(std::move(id)));
@@ -120,7 +120,7 @@ void http_session::abandon(const std::shared_ptr<stream>& s) {
   if (!id.empty()) mcp_->cancel_request(id, "the client went away from");
 }
 
-http_session::post_result http_session::post(std::string_view body) {
+http_session::post_result http_session::post(std::string_view body, const mcp::request_headers& headers) {
   post_result out;
   // The POST's stream exists before the message is handled: everything the session sends for
   // the request (its answer, progress, questions to the client) goes straight to it, from
@@ -137,6 +137,7 @@ http_session::post_result http_session::post(std::string_view body) {
   }
   std::weak_ptr<http_session> weak = weak_from_this();
   const mcp::sink reply = [weak, s](mcp::outgoing m) {
+    if (m.http_status != 0) s->set_status(m.http_status);
     if (m.json.empty()) {
       if (m.final) s->end();
     } else {
@@ -145,7 +146,7 @@ http_session::post_result http_session::post(std::string_view body) {
     if (!m.final) return;
     if (auto self = weak.lock()) self->finished(s);
   };
-  const mcp::handled h = mcp_->handle(body, reply);
+  const mcp::handled h = mcp_->handle(body, reply, headers);
   {
     std::lock_guard lock(mutex_);
     last_used_ = std::chrono::steady_clock::now();
@@ -168,6 +169,7 @@ http_session::post_result http_session::post(std::string_view body) {
   s->set_request(h.requests.front());  // one request per POST: HTTP takes no batches
   out.stream = std::move(s);
   out.initialize = h.is_initialize;
+  out.stateless = h.stateless;
   return out;
 }
 

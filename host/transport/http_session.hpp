@@ -35,13 +35,14 @@ class http_session : public std::enable_shared_from_this<http_session> {
 
   // What one POST body turned into.
   struct post_result {
-    int status = 200;                 // 200: read `stream`; 202: nothing to send; 400: `body` says why;
-                                      // 404: the session ended meanwhile
-    std::string body;                 // a JSON-RPC error for 400
+    int status = 200;  // 200: read `stream`; 202: nothing to send; 400: `body` says why;
+                       // 404: the session ended meanwhile
+    std::string body;  // a JSON-RPC error for 400
     std::shared_ptr<class stream> stream;
-    bool initialize = false;          // it carried `initialize`
+    bool initialize = false;  // it carried `initialize`
+    bool stateless = false;   // a 2026-07-28 request: no session needed
   };
-  post_result post(std::string_view body);
+  post_result post(std::string_view body, const mcp::request_headers& headers = {});
 
   // The GET stream; opening it counts as using the session.
   std::shared_ptr<class stream> standalone();
@@ -80,7 +81,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   const std::string id_;
   std::shared_ptr<mcp::session> mcp_;
   mutable std::mutex mutex_;
-  std::map<int, std::shared_ptr<class stream>> streams_;            // by index, live and kept
+  std::map<int, std::shared_ptr<class stream>> streams_;  // by index, live and kept
   std::deque<int> finished_;
   int next_stream_ = 1;
   std::shared_ptr<class stream> standalone_;

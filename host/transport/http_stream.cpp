@@ -121,4 +121,14 @@ uint64_t stream::delivered() const {
   return delivered_;
 }
 
+void stream::set_status(int status) {
+  std::lock_guard lock(mutex_);
+  status_ = status;
+}
+
+int stream::status() const {
+  std::lock_guard lock(mutex_);
+  return status_;
+}
+
 }  // namespace toolhost::transport::http

@@ -69,6 +69,10 @@ class stream {
   void set_request(std::string id_json);
   std::string request() const;
 
+  // The HTTP status a 2026-07-28 error answer asks for (0: 200), when it is the only message.
+  void set_status(int status);
+  int status() const;
+
  private:
   const int index_;
   const size_t max_bytes_;
@@ -77,6 +81,7 @@ class stream {
   size_t bytes_ = 0;
   uint64_t dropped_ = 0;
   std::string request_;
+  int status_ = 0;
   uint64_t next_seq_ = 1;
   bool ended_ = false;
   std::function<void()> wake_;

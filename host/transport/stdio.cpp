@@ -1,22 +1,22 @@
 #include "host/transport/stdio.hpp"
 
-#include <toolhost/sdk/strings.hpp>
 #include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
+#include <toolhost/sdk/strings.hpp>
 
 #include <cerrno>
 #include <chrono>
 #include <mutex>
-#include <thread>
 #include <string>
+#include <thread>
 
 #include <absl/strings/str_cat.h>
 
 #include "host/log.hpp"
-#include "host/memory.hpp"
 #include "host/mcp/jsonrpc.hpp"
 #include "host/mcp/session.hpp"
+#include "host/memory.hpp"
 
 namespace toolhost::transport {
 namespace {
@@ -111,9 +111,9 @@ int serve_stdio(mcp::server& srv, int protocol_fd, const std::function<bool()>& 
     }
     if (!skipping) buffer.append(chunk + start, static_cast<size_t>(n) - start);
     if (!skipping && buffer.size() > kMaxLine) {
-      send({mcp::jsonrpc::error_message("null", mcp::jsonrpc::kParseError,
-                                        cat("Parse error: a message is longer than ", kMaxLine >> 20,
-                                                     " MiB; it is ignored")),
+      send({mcp::jsonrpc::error_message(
+                "null", mcp::jsonrpc::kParseError,
+                cat("Parse error: a message is longer than ", kMaxLine >> 20, " MiB; it is ignored")),
             "", false});
       buffer.clear();
       skipping = true;

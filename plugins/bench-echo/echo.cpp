@@ -9,11 +9,13 @@ namespace sdk = toolhost::sdk;
 
 absl::Status init(sdk::plugin& p) {
   if (auto s = p.declare_settings(sdk::kNoSettings); !s.ok()) return s;
-  if (auto s = p.permission_kind("bench-echo.echo", "Echo a message back", TOOLHOST_PERMISSION_ALLOW); !s.ok()) return s;
+  if (auto s = p.permission_kind("bench-echo.echo", "Echo a message back", TOOLHOST_PERMISSION_ALLOW); !s.ok())
+    return s;
   return p.tool("echo")
       .title("Echo Tool")
       .description("Echoes back the input string")
-      .input_schema(R"({"type":"object","properties":{"message":{"type":"string","description":"Message to echo"}},"required":["message"]})")
+      .input_schema(
+          R"({"type":"object","properties":{"message":{"type":"string","description":"Message to echo"}},"required":["message"]})")
       .annotations(R"({"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false})")
       .permission("bench-echo.echo")
       .concurrent()

@@ -36,6 +36,16 @@ std::string prompt_message(std::string_view content_json) {
   return std::string(R"({"role":"user","content":)") + std::string(content_json) + "}";
 }
 
+// Three info log messages about 50 ms apart (the logging fixtures of both eras).
+sdk::result three_logs(const sdk::args&, sdk::call& call) {
+  call.log(sdk::log_level::info, "Tool execution started");
+  pause(call, 50);
+  call.log(sdk::log_level::info, "Tool processing data");
+  pause(call, 50);
+  call.log(sdk::log_level::info, "Tool execution completed");
+  return sdk::result::text("Logging test completed: sent 3 log messages.");
+}
+
 absl::Status register_tools(sdk::plugin& p) {
   auto tool = [&p](const char* name, const char* description) {
     return std::move(p.tool(name).description(description).input_schema(kNoArgs).permission(kKind).concurrent());
@@ -71,14 +81,47 @@ absl::Status register_tools(sdk::plugin& p) {
             });
   }
   if (s.ok()) {
-    s = tool("test_tool_with_logging", "Sends three info log messages about 50 ms apart.")
+    s = tool("test_tool_with_logging", "Sends three info log messages about 50 ms apart.").handler(three_logs);
+  }
+  if (s.ok()) {
+    // 2026-07-28's name for the same fixture; its log messages reach only a request that asked
+    // for them with _meta's logLevel.
+    s = tool("test_logging_tool", "Sends three info log messages about 50 ms apart.").handler(three_logs);
+  }
+  if (s.ok()) {
+    s = tool("test_missing_capability", "Needs the client's sampling capability: asks the client's model a question.")
             .handler([](const sdk::args&, sdk::call& call) {
-              call.log(sdk::log_level::info, "Tool execution started");
-              pause(call, 50);
-              call.log(sdk::log_level::info, "Tool processing data");
-              pause(call, 50);
-              call.log(sdk::log_level::info, "Tool execution completed");
-              return sdk::result::text("Logging test completed: sent 3 log messages.");
+              auto answer = call.request(
+                  "sampling/createMessage",
+                  R"({"messages":[{"role":"user","content":{"type":"text","text":"Say hello"}}],"maxTokens":10})");
+              if (!answer.ok()) return sdk::result::error("Sampling failed: " + std::string(answer.status().message()));
+              return sdk::result::text("The client's model answered.");
+            });
+  }
+  if (s.ok()) {
+    s = tool("test_streaming_elicitation", "Reports progress, then asks the user to confirm (elicitation/create).")
+            .handler([](const sdk::args&, sdk::call& call) {
+              call.progress(0, 1);
+              auto answer = call.elicit(
+                  "Continue?", R"({"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]})");
+              if (!answer.ok())
+                return sdk::result::error("Elicitation failed: " + std::string(answer.status().message()));
+              return sdk::result::text("Elicitation completed: action=" + answer->action);
+            });
+  }
+  if (s.ok()) {
+    s = tool("test_trigger_tool_change", "Announces that the tool list changed (notifications/tools/list_changed).")
+            .handler([&p](const sdk::args&, sdk::call&) {
+              p.notify_list_changed(TOOLHOST_LIST_TOOLS);
+              return sdk::result::text("Announced a tool list change.");
+            });
+  }
+  if (s.ok()) {
+    s = tool("test_trigger_prompt_change",
+             "Announces that the prompt list changed (notifications/prompts/list_changed).")
+            .handler([&p](const sdk::args&, sdk::call&) {
+              p.notify_list_changed(TOOLHOST_LIST_PROMPTS);
+              return sdk::result::text("Announced a prompt list change.");
             });
   }
   if (s.ok()) {
@@ -100,12 +143,14 @@ absl::Status register_tools(sdk::plugin& p) {
   if (s.ok()) {
     s = p.tool("test_sampling")
             .description("Asks the client's model (sampling/createMessage) to answer `prompt`.")
-            .input_schema(R"({"type":"object","properties":{"prompt":{"type":"string","description":"The prompt to send to the LLM"}},"required":["prompt"]})")
+            .input_schema(
+                R"({"type":"object","properties":{"prompt":{"type":"string","description":"The prompt to send to the LLM"}},"required":["prompt"]})")
             .permission(kKind)
             .concurrent()
             .handler([](const sdk::args& a, sdk::call& call) {
-              const std::string params = std::string(R"({"messages":[{"role":"user","content":{"type":"text","text":)") +
-                                         quote(a.string("prompt")) + R"(}}],"maxTokens":100})";
+              const std::string params =
+                  std::string(R"({"messages":[{"role":"user","content":{"type":"text","text":)") +
+                  quote(a.string("prompt")) + R"(}}],"maxTokens":100})";
               auto answer = call.request("sampling/createMessage", params);
               if (!answer.ok()) return sdk::result::error("Sampling failed: " + std::string(answer.status().message()));
               auto doc = sdk::parse_json(*answer);
@@ -120,18 +165,22 @@ absl::Status register_tools(sdk::plugin& p) {
   if (s.ok()) {
     s = p.tool("test_elicitation")
             .description("Asks the user (elicitation/create) for a username and an email address.")
-            .input_schema(R"({"type":"object","properties":{"message":{"type":"string","description":"The message to show the user"}},"required":["message"]})")
+            .input_schema(
+                R"({"type":"object","properties":{"message":{"type":"string","description":"The message to show the user"}},"required":["message"]})")
             .permission(kKind)
             .concurrent()
             .handler([](const sdk::args& a, sdk::call& call) {
-              auto answer = call.elicit(a.string("message"),
-                                        R"({"type":"object","properties":{"username":{"type":"string","description":"User's response"},"email":{"type":"string","description":"User's email address"}},"required":["username","email"]})");
-              if (!answer.ok()) return sdk::result::error("Elicitation failed: " + std::string(answer.status().message()));
+              auto answer = call.elicit(
+                  a.string("message"),
+                  R"({"type":"object","properties":{"username":{"type":"string","description":"User's response"},"email":{"type":"string","description":"User's email address"}},"required":["username","email"]})");
+              if (!answer.ok())
+                return sdk::result::error("Elicitation failed: " + std::string(answer.status().message()));
               return sdk::result::text("User response: action=" + answer->action + ", content=" + answer->content);
             });
   }
   if (s.ok()) {
-    s = tool("test_elicitation_sep1034_defaults", "Asks the user with a form whose fields all have defaults (SEP-1034).")
+    s = tool("test_elicitation_sep1034_defaults",
+             "Asks the user with a form whose fields all have defaults (SEP-1034).")
             .handler([](const sdk::args&, sdk::call& call) {
               auto answer = call.elicit(
                   "Please review and update the form fields with defaults",
@@ -141,8 +190,10 @@ absl::Status register_tools(sdk::plugin& p) {
                   R"("score":{"type":"number","description":"User score","default":95.5},)"
                   R"("status":{"type":"string","description":"User status","enum":["active","inactive","pending"],"default":"active"},)"
                   R"("verified":{"type":"boolean","description":"Verification status","default":true}}})");
-              if (!answer.ok()) return sdk::result::error("Elicitation failed: " + std::string(answer.status().message()));
-              return sdk::result::text("Elicitation completed: action=" + answer->action + ", content=" + answer->content);
+              if (!answer.ok())
+                return sdk::result::error("Elicitation failed: " + std::string(answer.status().message()));
+              return sdk::result::text("Elicitation completed: action=" + answer->action +
+                                       ", content=" + answer->content);
             });
   }
   if (s.ok()) {
@@ -156,16 +207,23 @@ absl::Status register_tools(sdk::plugin& p) {
                   R"("legacyEnum":{"type":"string","description":"Legacy titled enum","enum":["opt1","opt2","opt3"],"enumNames":["Option One","Option Two","Option Three"]},)"
                   R"("untitledMulti":{"type":"array","description":"Untitled multi-select","items":{"type":"string","enum":["option1","option2","option3"]}},)"
                   R"("titledMulti":{"type":"array","description":"Titled multi-select","items":{"anyOf":[{"const":"value1","title":"First Choice"},{"const":"value2","title":"Second Choice"},{"const":"value3","title":"Third Choice"}]}}}})");
-              if (!answer.ok()) return sdk::result::error("Elicitation failed: " + std::string(answer.status().message()));
-              return sdk::result::text("Elicitation completed: action=" + answer->action + ", content=" + answer->content);
+              if (!answer.ok())
+                return sdk::result::error("Elicitation failed: " + std::string(answer.status().message()));
+              return sdk::result::text("Elicitation completed: action=" + answer->action +
+                                       ", content=" + answer->content);
             });
   }
   if (s.ok()) {
     s = p.tool("json_schema_2020_12_tool")
             .description("Tool with JSON Schema 2020-12 features")
-            .input_schema(R"({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",)"
-                          R"("$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},)"
-                          R"("properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"additionalProperties":false})")
+            .input_schema(
+                R"({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",)"
+                R"("$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},)"
+                R"("properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},)"
+                R"("contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},)"
+                R"("allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],)"
+                R"("if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},)"
+                R"("then":{"required":["phone"]},"else":{"required":["email"]},"additionalProperties":false})")
             .permission(kKind)
             .concurrent()
             .handler([](const sdk::args& a, sdk::call&) {
@@ -215,14 +273,14 @@ class watched_resource {
 };
 
 absl::Status register_resources(sdk::plugin& p, watched_resource& watched) {
-  absl::Status s = p.resource({.uri = "test://static-text",
-                               .name = "static-text",
-                               .description = "A static text resource for testing",
-                               .mime_type = "text/plain",
-                               .read = [](std::string_view uri, sdk::call&) -> absl::StatusOr<std::string> {
-                                 return sdk::resource_text(uri, "text/plain",
-                                                           "This is the content of the static text resource.");
-                               }});
+  absl::Status s =
+      p.resource({.uri = "test://static-text",
+                  .name = "static-text",
+                  .description = "A static text resource for testing",
+                  .mime_type = "text/plain",
+                  .read = [](std::string_view uri, sdk::call&) -> absl::StatusOr<std::string> {
+                    return sdk::resource_text(uri, "text/plain", "This is the content of the static text resource.");
+                  }});
   if (s.ok()) {
     s = p.resource({.uri = "test://static-binary",
                     .name = "static-binary",
@@ -259,14 +317,15 @@ absl::Status register_resources(sdk::plugin& p, watched_resource& watched) {
                                                R"(,"templateTest":true,"data":)" + quote("Data for ID: " + id) + "}";
                       return sdk::resource_text(uri, "application/json", json);
                     },
-                    .complete = [](std::string_view argument, std::string_view value, const rapidjson::Value&) {
-                      std::vector<std::string> out;
-                      if (argument != "id") return sdk::completion_values(out);
-                      for (const char* id : {"1", "2", "3", "123"}) {
-                        if (std::string_view(id).substr(0, value.size()) == value) out.emplace_back(id);
-                      }
-                      return sdk::completion_values(out);
-                    }});
+                    .complete =
+                        [](std::string_view argument, std::string_view value, const rapidjson::Value&) {
+                          std::vector<std::string> out;
+                          if (argument != "id") return sdk::completion_values(out);
+                          for (const char* id : {"1", "2", "3", "123"}) {
+                            if (std::string_view(id).substr(0, value.size()) == value) out.emplace_back(id);
+                          }
+                          return sdk::completion_values(out);
+                        }});
   }
   return s;
 }
@@ -288,28 +347,31 @@ absl::Status register_prompts(sdk::plugin& p) {
                         "Prompt with arguments: arg1='" + a.string("arg1") + "', arg2='" + a.string("arg2") + "'";
                     return std::string(R"({"messages":[)") + prompt_message(text_block(text)) + "]}";
                   },
-                  .complete = [](std::string_view argument, std::string_view value, const rapidjson::Value&) {
-                    static const std::vector<std::string> kWords = {"paris", "park", "party", "test", "testing", "tester"};
-                    std::vector<std::string> out;
-                    if (argument == "arg1" || argument == "arg2") {
-                      for (const auto& w : kWords) {
-                        if (w.compare(0, value.size(), value) == 0) out.push_back(w);
-                      }
-                    }
-                    return sdk::completion_values(out);
-                  }});
+                  .complete =
+                      [](std::string_view argument, std::string_view value, const rapidjson::Value&) {
+                        static const std::vector<std::string> kWords = {"paris", "park",    "party",
+                                                                        "test",  "testing", "tester"};
+                        std::vector<std::string> out;
+                        if (argument == "arg1" || argument == "arg2") {
+                          for (const auto& w : kWords) {
+                            if (w.compare(0, value.size(), value) == 0) out.push_back(w);
+                          }
+                        }
+                        return sdk::completion_values(out);
+                      }});
   }
   if (s.ok()) {
-    s = p.prompt({.name = "test_prompt_with_embedded_resource",
-                  .description = "A prompt that embeds the resource it is given",
-                  .arguments_json = R"([{"name":"resourceUri","description":"URI of the resource to embed","required":true}])",
-                  .get = [](const sdk::args& a, sdk::call&) -> absl::StatusOr<std::string> {
-                    const std::string resource = std::string(R"({"type":"resource","resource":{"uri":)") +
-                                                 quote(a.string("resourceUri")) +
-                                                 R"(,"mimeType":"text/plain","text":"Embedded resource content for testing."}})";
-                    return std::string(R"({"messages":[)") + prompt_message(resource) + "," +
-                           prompt_message(text_block("Please process the embedded resource above.")) + "]}";
-                  }});
+    s = p.prompt(
+        {.name = "test_prompt_with_embedded_resource",
+         .description = "A prompt that embeds the resource it is given",
+         .arguments_json = R"([{"name":"resourceUri","description":"URI of the resource to embed","required":true}])",
+         .get = [](const sdk::args& a, sdk::call&) -> absl::StatusOr<std::string> {
+           const std::string resource = std::string(R"({"type":"resource","resource":{"uri":)") +
+                                        quote(a.string("resourceUri")) +
+                                        R"(,"mimeType":"text/plain","text":"Embedded resource content for testing."}})";
+           return std::string(R"({"messages":[)") + prompt_message(resource) + "," +
+                  prompt_message(text_block("Please process the embedded resource above.")) + "]}";
+         }});
   }
   if (s.ok()) {
     s = p.prompt({.name = "test_prompt_with_image",

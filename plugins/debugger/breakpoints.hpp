@@ -17,11 +17,11 @@ struct breakpoint {
   uint64_t address = 0;
   uint32_t length = 1;
   bool enabled = true;
-  bool one_shot = false;      // bp /1: deleted when hit
-  uint64_t passes = 1;        // the hit that stops (WinDbg's pass count)
+  bool one_shot = false;  // bp /1: deleted when hit
+  uint64_t passes = 1;    // the hit that stops (WinDbg's pass count)
   uint64_t passes_left = 1;
-  std::string condition;      // stop only when this MASM expression is non-zero
-  std::string expression;     // what the user typed for the address
+  std::string condition;   // stop only when this MASM expression is non-zero
+  std::string expression;  // what the user typed for the address
   uint64_t hits = 0;
   // bu: the expression is evaluated again whenever the module list changes (a module loaded,
   // moved or went away); until it resolves the breakpoint is set nowhere.

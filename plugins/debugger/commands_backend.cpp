@@ -16,7 +16,8 @@ std::string describe_object(const std::string& json) {
   if (!doc || !doc->IsObject()) return json + "\n";
   std::string out;
   for (const auto& m : doc->GetObject()) {
-    out += std::string(m.name.GetString()) + ": " + (m.value.IsString() ? m.value.GetString() : sdk::to_json(m.value)) + "\n";
+    out += std::string(m.name.GetString()) + ": " + (m.value.IsString() ? m.value.GetString() : sdk::to_json(m.value)) +
+           "\n";
   }
   return out;
 }
@@ -44,8 +45,8 @@ absl::Status session::cmd_backend(const std::string& name, std::string_view args
     if (name == "rdmsr") {
       auto doc = sdk::parse_json(*reply);
       const auto value = doc ? sdk::string_member(*doc, "value") : std::nullopt;
-      out_ += "msr[" + hex(*msr).substr(2) + "] = " +
-              (value ? address_text(std::strtoull(std::string(*value).c_str(), nullptr, 0)) : *reply) + "\n";
+      out_ += "msr[" + hex(*msr).substr(2) +
+              "] = " + (value ? address_text(std::strtoull(std::string(*value).c_str(), nullptr, 0)) : *reply) + "\n";
       result_json_ = *reply;
     }
     return absl::OkStatus();
@@ -73,7 +74,8 @@ absl::Status session::cmd_backend(const std::string& name, std::string_view args
     return reply.status();
   }
   out_ += describe_object(*reply);
-  result_json_ = windows_json.empty() ? *reply : windows_json.substr(0, windows_json.size() - 1) + R"(,"backend":)" + *reply + "}";
+  result_json_ =
+      windows_json.empty() ? *reply : windows_json.substr(0, windows_json.size() - 1) + R"(,"backend":)" + *reply + "}";
   return absl::OkStatus();
 }
 

@@ -115,8 +115,10 @@ absl::Status session::cmd_ba(const std::string& name, std::string_view args) {
   if (b.length != 1 && b.length != 2 && b.length != 4 && b.length != 8) {
     return usage_error(name, "the size must be 1, 2, 4 or 8");
   }
-  if (b.type == TOOLHOST_DT_BP_HARDWARE && b.length != 1) return usage_error(name, "an execution breakpoint has size 1 (e1)");
-  const uint64_t needed = b.type == TOOLHOST_DT_BP_HARDWARE ? TOOLHOST_DT_CAP_HW_BREAKPOINTS : TOOLHOST_DT_CAP_WATCHPOINTS;
+  if (b.type == TOOLHOST_DT_BP_HARDWARE && b.length != 1)
+    return usage_error(name, "an execution breakpoint has size 1 (e1)");
+  const uint64_t needed =
+      b.type == TOOLHOST_DT_BP_HARDWARE ? TOOLHOST_DT_CAP_HW_BREAKPOINTS : TOOLHOST_DT_CAP_WATCHPOINTS;
   if (!target_->has(needed)) {
     return absl::UnimplementedError("the " + target_->backend() + " backend has no " +
                                     (b.type == TOOLHOST_DT_BP_HARDWARE ? "hardware breakpoints" : "data breakpoints"));

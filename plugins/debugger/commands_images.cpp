@@ -53,16 +53,20 @@ absl::Status session::cmd_lmi(const std::string& name, std::string_view args) {
     out_ += absl::StrFormat("               Age: %u, Pdb: %s\n", (*cv)->age, (*cv)->pdb_path);
   }
   out_ += "     Image Type: MEMORY   - Image read successfully from loaded memory.\n";
-  out_ += std::string("    Symbol Type: ") +
-          (best == nullptr ? "NONE     - " + (m->symbols.problem.empty() ? std::string("no symbols") : m->symbols.problem)
-                           : absl::AsciiStrToUpper(best->status().substr(0, best->status().find(' '))) + "      - Symbols loaded successfully.") +
-          "\n";
+  out_ +=
+      std::string("    Symbol Type: ") +
+      (best == nullptr ? "NONE     - " + (m->symbols.problem.empty() ? std::string("no symbols") : m->symbols.problem)
+                       : absl::AsciiStrToUpper(best->status().substr(0, best->status().find(' '))) +
+                             "      - Symbols loaded successfully.") +
+      "\n";
   if (best != nullptr && !best->file().empty()) out_ += "                 " + best->file() + "\n";
   result_json_ = absl::StrFormat(
       R"({"module":%s,"base":"0x%x","machine":%d,"timestamp":"0x%x","size":"0x%x","checksum":"0x%x","pdb":%s,"guid":%s,"age":%s,"symbols":%s})",
       sdk::quote(m->name), m->base, h.machine, h.timestamp, h.size_of_image, h.checksum,
-      cv.ok() && cv->has_value() ? sdk::quote((*cv)->pdb_path) : "null", cv.ok() && cv->has_value() ? sdk::quote((*cv)->guid_text()) : "null",
-      cv.ok() && cv->has_value() ? std::to_string((*cv)->age) : "null", sdk::quote(best == nullptr ? "no symbols" : best->status()));
+      cv.ok() && cv->has_value() ? sdk::quote((*cv)->pdb_path) : "null",
+      cv.ok() && cv->has_value() ? sdk::quote((*cv)->guid_text()) : "null",
+      cv.ok() && cv->has_value() ? std::to_string((*cv)->age) : "null",
+      sdk::quote(best == nullptr ? "no symbols" : best->status()));
   return absl::OkStatus();
 }
 
@@ -71,11 +75,16 @@ absl::Status session::cmd_dh(const std::string& name, std::string_view args) {
   std::string which;
   size_t pos = 0;
   for (std::string w; !(w = take_word(args, pos)).empty();) {
-    if (w == "-f") sections = false;
-    else if (w == "-s") file = false;
-    else if (w == "-a") sections = file = true;
-    else if (w[0] == '-') return usage_error(name, "unknown option " + w);
-    else which = w;
+    if (w == "-f")
+      sections = false;
+    else if (w == "-s")
+      file = false;
+    else if (w == "-a")
+      sections = file = true;
+    else if (w[0] == '-')
+      return usage_error(name, "unknown option " + w);
+    else
+      which = w;
   }
   if (which.empty()) return usage_error(name, "!dh needs a module name or its base address");
   refresh_modules();
@@ -111,25 +120,41 @@ absl::Status session::cmd_dh(const std::string& name, std::string_view args) {
     out_ += absl::StrFormat("%8X checksum\n", h.checksum);
     out_ += absl::StrFormat("%8X subsystem\n", h.subsystem);
     out_ += absl::StrFormat("%8X DLL characteristics\n", h.dll_characteristics);
-    static const char* const kDirectories[] = {"Export", "Import", "Resource", "Exception", "Security", "Base Relocation",
-                                               "Debug", "Description", "Special", "Thread Storage", "Load Configuration",
-                                               "Bound Import", "Import Address Table", "Delay Import", "COR20 Header", "Reserved"};
+    static const char* const kDirectories[] = {"Export",
+                                               "Import",
+                                               "Resource",
+                                               "Exception",
+                                               "Security",
+                                               "Base Relocation",
+                                               "Debug",
+                                               "Description",
+                                               "Special",
+                                               "Thread Storage",
+                                               "Load Configuration",
+                                               "Bound Import",
+                                               "Import Address Table",
+                                               "Delay Import",
+                                               "COR20 Header",
+                                               "Reserved"};
     for (size_t i = 0; i < h.directories.size() && i < 16; ++i) {
       out_ += absl::StrFormat("%8X [%8X] address [size] of %s Directory\n", h.directories[i].rva, h.directories[i].size,
                               kDirectories[i]);
     }
-    json += absl::StrFormat(R"(,"machine":%d,"timestamp":"0x%x","entry":"0x%x","size_of_image":"0x%x","image_base":"0x%x")",
-                            h.machine, h.timestamp, h.entry_point, h.size_of_image, h.image_base);
+    json +=
+        absl::StrFormat(R"(,"machine":%d,"timestamp":"0x%x","entry":"0x%x","size_of_image":"0x%x","image_base":"0x%x")",
+                        h.machine, h.timestamp, h.entry_point, h.size_of_image, h.image_base);
   }
   if (sections) {
     json += R"(,"sections":[)";
     for (size_t i = 0; i < (*image)->sections().size(); ++i) {
       const pe::section& s = (*image)->sections()[i];
-      out_ += absl::StrFormat("\nSECTION HEADER #%u\n%8s name\n%8X virtual size\n%8X virtual address\n%8X size of raw data\n"
-                              "%8X file pointer to raw data\n%8X flags\n",
-                              i + 1, s.name, s.virtual_size, s.virtual_address, s.raw_size, s.raw_offset, s.characteristics);
-      json += absl::StrFormat(R"(%s{"name":%s,"virtual_address":"0x%x","virtual_size":"0x%x","characteristics":"0x%x"})",
-                              i ? "," : "", sdk::quote(s.name), s.virtual_address, s.virtual_size, s.characteristics);
+      out_ += absl::StrFormat(
+          "\nSECTION HEADER #%u\n%8s name\n%8X virtual size\n%8X virtual address\n%8X size of raw data\n"
+          "%8X file pointer to raw data\n%8X flags\n",
+          i + 1, s.name, s.virtual_size, s.virtual_address, s.raw_size, s.raw_offset, s.characteristics);
+      json +=
+          absl::StrFormat(R"(%s{"name":%s,"virtual_address":"0x%x","virtual_size":"0x%x","characteristics":"0x%x"})",
+                          i ? "," : "", sdk::quote(s.name), s.virtual_address, s.virtual_size, s.characteristics);
     }
     json += "]";
   }

@@ -44,7 +44,8 @@ absl::Status session::cmd_registers(const std::string& name, std::string_view ar
   size_t start = 0;
   while (start < rest.size()) {
     size_t comma = rest.find(',', start);
-    const std::string_view item = trim(std::string_view(rest).substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    const std::string_view item =
+        trim(std::string_view(rest).substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     start = comma == std::string::npos ? rest.size() : comma + 1;
     const size_t eq = item.find('=');
     std::string reg_name(trim(item.substr(0, eq)));
@@ -78,7 +79,8 @@ absl::Status session::cmd_evaluate(const std::string& name, std::string_view arg
   auto v = eval(args);
   if (!v.ok()) return v.status();
   out_ += "Evaluate expression: " + std::to_string(static_cast<int64_t>(*v)) + " = " + address_text(*v) + "\n";
-  result_json_ = R"({"value":)" + sdk::quote(hex(*v)) + R"(,"decimal":)" + sdk::quote(std::to_string(static_cast<int64_t>(*v))) + "}";
+  result_json_ = R"({"value":)" + sdk::quote(hex(*v)) + R"(,"decimal":)" +
+                 sdk::quote(std::to_string(static_cast<int64_t>(*v))) + "}";
   return absl::OkStatus();
 }
 
@@ -86,7 +88,8 @@ absl::Status session::cmd_threads(const std::string& name, std::string_view args
   args = trim(args);
   if (running()) return absl::FailedPreconditionError("the target is running; threads are listed while it is halted");
   refresh_threads();
-  if (threads_.empty()) return absl::UnimplementedError("the " + target_->backend() + " backend lists no threads or vCPUs");
+  if (threads_.empty())
+    return absl::UnimplementedError("the " + target_->backend() + " backend lists no threads or vCPUs");
   if (!args.empty()) {
     // "~Ns": make thread/vCPU N (its position in the list) current.
     if (args.back() != 's') return usage_error(name, "'~" + std::string(args) + "' is not ~ or ~<n>s");

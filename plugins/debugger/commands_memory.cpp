@@ -120,7 +120,8 @@ absl::Status session::cmd_display(const std::string& name, std::string_view args
   const size_t total = count * unit;
   auto data = target_->read(start, total, space);
   if (!data.ok()) {
-    return absl::NotFoundError("Memory access error at " + address_text(start) + ": " + std::string(data.status().message()));
+    return absl::NotFoundError("Memory access error at " + address_text(start) + ": " +
+                               std::string(data.status().message()));
   }
   const std::string& bytes = *data;
   if (!physical) next_display_ = start + total;
@@ -142,8 +143,8 @@ absl::Status session::cmd_display(const std::string& name, std::string_view args
     values += sdk::quote(hex(little_endian(bytes, i, unit)));
   }
   values += "]";
-  result_json_ = R"({"address":)" + sdk::quote(hex(start)) + R"(,"unit":)" + std::to_string(unit) +
-                 R"(,"values":)" + values + "}";
+  result_json_ =
+      R"({"address":)" + sdk::quote(hex(start)) + R"(,"unit":)" + std::to_string(unit) + R"(,"values":)" + values + "}";
   if (symbolized) {
     // WinDbg's dqs: "address  value module!symbol+0x10", one value a line.
     for (size_t i = 0; i + unit <= bytes.size(); i += unit) {
@@ -210,13 +211,20 @@ absl::Status session::cmd_search(const std::string& name, std::string_view args)
   skip_blanks(args, pos);
   if (pos < args.size() && args[pos] == '-') {
     const std::string flag = take_word(args, pos);
-    if (flag == "-b") unit = 1;
-    else if (flag == "-w") unit = 2;
-    else if (flag == "-d") unit = 4;
-    else if (flag == "-q") unit = 8;
-    else if (flag == "-a") ascii = true;
-    else if (flag == "-u") unicode = true;
-    else return usage_error(name, "unknown option " + flag);
+    if (flag == "-b")
+      unit = 1;
+    else if (flag == "-w")
+      unit = 2;
+    else if (flag == "-d")
+      unit = 4;
+    else if (flag == "-q")
+      unit = 8;
+    else if (flag == "-a")
+      ascii = true;
+    else if (flag == "-u")
+      unicode = true;
+    else
+      return usage_error(name, "unknown option " + flag);
   }
   uint64_t start = 0, count = 0;
   if (auto s = parse_range(name, args, pos, 1, 0, start, count, std::nullopt); !s.ok()) return s;
@@ -240,7 +248,9 @@ absl::Status session::cmd_search(const std::string& name, std::string_view args)
   }
   if (pattern.empty()) return usage_error(name, "a pattern is needed");
   auto data = target_->read(start, count);
-  if (!data.ok()) return absl::NotFoundError("Memory access error at " + address_text(start) + ": " + std::string(data.status().message()));
+  if (!data.ok())
+    return absl::NotFoundError("Memory access error at " + address_text(start) + ": " +
+                               std::string(data.status().message()));
   size_t found = 0;
   std::string list = "[";
   for (size_t at = data->find(pattern); at != std::string::npos; at = data->find(pattern, at + 1)) {
@@ -269,8 +279,11 @@ absl::Status session::cmd_unassemble(const std::string& name, std::string_view a
   std::vector<disasm::instruction> list;
   auto decode_from = [&](uint64_t from, size_t bytes_wanted, size_t max_count) -> absl::Status {
     auto bytes = target_->read(from, bytes_wanted);
-    if (!bytes.ok()) return absl::NotFoundError("Memory access error at " + address_text(from) + ": " + std::string(bytes.status().message()));
-    list = decoder_.decode_all(from, std::span(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()), max_count);
+    if (!bytes.ok())
+      return absl::NotFoundError("Memory access error at " + address_text(from) + ": " +
+                                 std::string(bytes.status().message()));
+    list =
+        decoder_.decode_all(from, std::span(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()), max_count);
     return absl::OkStatus();
   };
   if (name == "u") {
@@ -279,7 +292,8 @@ absl::Status session::cmd_unassemble(const std::string& name, std::string_view a
     auto fn = symbols_.function_at(start);
     if (!fn) return absl::NotFoundError("no function symbol holds " + address_text(start) + "; use u with a range");
     const uint64_t size = fn->second != 0 ? fn->second : 0x1000;
-    if (auto s = decode_from(fn->first, static_cast<size_t>(std::min<uint64_t>(size, 0x10000)), 100000); !s.ok()) return s;
+    if (auto s = decode_from(fn->first, static_cast<size_t>(std::min<uint64_t>(size, 0x10000)), 100000); !s.ok())
+      return s;
     if (fn->second == 0) {
       auto end = std::find_if(list.begin(), list.end(), [](const auto& i) { return i.is_ret(); });
       if (end != list.end()) list.erase(end + 1, list.end());

@@ -17,8 +17,8 @@ constexpr uint64_t kValid = 1, kWrite = 2, kOwner = 4, kWriteThrough = 8, kCache
                    kTransition = 0x800, kSoftwareWrite = 0x800, kNoExecute = 1ull << 63;
 constexpr uint64_t kFrameMask = 0x000ffffffffff000ull;
 const char* const kLevels[] = {"PXE", "PPE", "PDE", "PTE"};
-const char* const kProtections[] = {"Zero", "Readonly", "Execute", "ExecuteRead", "ReadWrite", "WriteCopy",
-                                    "ReadWriteExecute", "WriteCopyExecute"};
+const char* const kProtections[] = {"Zero",      "Readonly",  "Execute",          "ExecuteRead",
+                                    "ReadWrite", "WriteCopy", "ReadWriteExecute", "WriteCopyExecute"};
 
 // WinDbg's eleven flag letters of a valid entry: C G L D A N T U/K W/R E V.
 std::string flag_letters(uint64_t e, bool may_be_large) {
@@ -71,12 +71,16 @@ std::vector<std::string> invalid_lines(uint64_t e) {
 absl::Status session::cmd_pte(const std::string& name, std::string_view args) {
   if (auto s = need_windows(name); !s.ok()) return s;
   if (!target_->has(TOOLHOST_DT_CAP_READ_PHYSICAL)) {
-    return absl::UnimplementedError("the " + target_->backend() + " backend cannot read physical memory, which !pte walks");
+    return absl::UnimplementedError("the " + target_->backend() +
+                                    " backend cannot read physical memory, which !pte walks");
   }
   if (trim(args).empty()) return usage_error(name, "!pte needs a virtual address");
   auto va = eval(args);
   if (!va.ok()) return usage_error(name, std::string(va.status().message()));
-  const uint64_t dtb = scope_ ? scope_->dtb : ((*va >> 63) == 0 && paging::cr3_table(current_cr3()) != 0 ? paging::cr3_table(current_cr3()) : windows_->dtb());
+  const uint64_t dtb =
+      scope_ ? scope_->dtb
+             : ((*va >> 63) == 0 && paging::cr3_table(current_cr3()) != 0 ? paging::cr3_table(current_cr3())
+                                                                          : windows_->dtb());
   // The entries, read from the tables (the self-map addresses below are where Windows sees them).
   uint64_t entries[4] = {}, physical[4] = {};
   int levels = 0;
@@ -85,7 +89,8 @@ absl::Status session::cmd_pte(const std::string& name, std::string_view args) {
     physical[level] = table + ((*va >> (39 - 9 * level)) & 0x1ff) * 8;
     auto raw = target_->read(physical[level], 8, TOOLHOST_DT_PHYSICAL);
     if (!raw.ok() || raw->size() != 8) {
-      return absl::NotFoundError(absl::StrFormat("the %s of %016x at physical %x is not readable", kLevels[level], *va, physical[level]));
+      return absl::NotFoundError(
+          absl::StrFormat("the %s of %016x at physical %x is not readable", kLevels[level], *va, physical[level]));
     }
     std::memcpy(&entries[level], raw->data(), 8);
     levels = level + 1;
@@ -111,13 +116,15 @@ absl::Status session::cmd_pte(const std::string& name, std::string_view args) {
     contains += column(absl::StrFormat("contains %016X", e));
     const bool large = (level == 1 || level == 2) && (e & kValid) && (e & kLarge);
     if (e & kValid) {
-      flags += column(absl::StrFormat("pfn %-10x%s", (e & kFrameMask) >> 12, flag_letters(e, level == 1 || level == 2)));
+      flags +=
+          column(absl::StrFormat("pfn %-10x%s", (e & kFrameMask) >> 12, flag_letters(e, level == 1 || level == 2)));
     } else {
       flags += column("not valid");
     }
-    json += absl::StrFormat(R"(%s{"level":"%s","address":"0x%x","physical":"0x%x","contains":"0x%x","valid":%s,"large":%s})",
-                            level ? "," : "", kLevels[level], self >= 0 ? self_va(level) : physical[level], physical[level], e,
-                            (e & kValid) ? "true" : "false", large ? "true" : "false");
+    json += absl::StrFormat(
+        R"(%s{"level":"%s","address":"0x%x","physical":"0x%x","contains":"0x%x","valid":%s,"large":%s})",
+        level ? "," : "", kLevels[level], self >= 0 ? self_va(level) : physical[level], physical[level], e,
+        (e & kValid) ? "true" : "false", large ? "true" : "false");
     if (large) {
       const uint64_t size = level == 1 ? 1ull << 30 : 1ull << 21;
       const uint64_t frame = ((e & kFrameMask & ~(size - 1)) | (*va & (size - 1))) >> 12;
@@ -129,7 +136,10 @@ absl::Status session::cmd_pte(const std::string& name, std::string_view args) {
   if (!(last & kValid)) {
     for (const auto& l : invalid_lines(last)) out_ += l + "\n";
     const uint64_t protection = (last >> 5) & 0x1f;
-    const char* kind = last == 0 ? "zero" : (last & kPrototype) ? "prototype" : (last & kTransition) ? "transition" : "paged out";
+    const char* kind = last == 0              ? "zero"
+                       : (last & kPrototype)  ? "prototype"
+                       : (last & kTransition) ? "transition"
+                                              : "paged out";
     json += absl::StrFormat(R"(],"state":"%s","protection":%d)", kind, protection);
     if (last & kTransition) json += absl::StrFormat(R"(,"transition_pfn":"0x%x")", (last & kFrameMask) >> 12);
     if (!(last & (kTransition | kPrototype)) && last != 0) {
@@ -144,11 +154,13 @@ absl::Status session::cmd_pte(const std::string& name, std::string_view args) {
 
 absl::Status session::cmd_vtop(const std::string& name, std::string_view args) {
   if (!target_->has(TOOLHOST_DT_CAP_READ_PHYSICAL)) {
-    return absl::UnimplementedError("the " + target_->backend() + " backend cannot read physical memory, which !vtop walks");
+    return absl::UnimplementedError("the " + target_->backend() +
+                                    " backend cannot read physical memory, which !vtop walks");
   }
   size_t pos = 0;
   skip_blanks(args, pos);
-  if (pos >= args.size()) return usage_error(name, "!vtop needs a directory base (0: the current process) and an address");
+  if (pos >= args.size())
+    return usage_error(name, "!vtop needs a directory base (0: the current process) and an address");
   auto base = eval_prefix(args, pos);
   if (!base.ok()) return usage_error(name, std::string(base.status().message()));
   skip_blanks(args, pos);
@@ -157,10 +169,14 @@ absl::Status session::cmd_vtop(const std::string& name, std::string_view args) {
   if (!va.ok()) return usage_error(name, std::string(va.status().message()));
   uint64_t dtb = *base;
   if (dtb == 0) {
-    if (scope_) dtb = scope_->dtb;
-    else if (const uint64_t cr3 = paging::cr3_table(current_cr3())) dtb = cr3;
-    else if (windows_) dtb = windows_->dtb();
-    else return absl::NotFoundError("!vtop 0 needs the current directory base, which is not known here; give it");
+    if (scope_)
+      dtb = scope_->dtb;
+    else if (const uint64_t cr3 = paging::cr3_table(current_cr3()))
+      dtb = cr3;
+    else if (windows_)
+      dtb = windows_->dtb();
+    else
+      return absl::NotFoundError("!vtop 0 needs the current directory base, which is not known here; give it");
   } else if ((dtb & 0xfff) != 0) {
     dtb <<= 12;  // a page frame number, as WinDbg also takes it
   }
@@ -171,11 +187,13 @@ absl::Status session::cmd_vtop(const std::string& name, std::string_view args) {
   for (int level = 0; level < 4; ++level) {
     const uint64_t at = table + ((*va >> (39 - 9 * level)) & 0x1ff) * 8;
     auto raw = target_->read(at, 8, TOOLHOST_DT_PHYSICAL);
-    if (!raw.ok() || raw->size() != 8) return absl::NotFoundError(absl::StrFormat("Amd64VtoP: %s at %x is not readable", kNames[level], at));
+    if (!raw.ok() || raw->size() != 8)
+      return absl::NotFoundError(absl::StrFormat("Amd64VtoP: %s at %x is not readable", kNames[level], at));
     uint64_t e;
     std::memcpy(&e, raw->data(), 8);
     out_ += absl::StrFormat("Amd64VtoP: %s %016x\n", kNames[level], at);
-    json += absl::StrFormat(R"(%s{"level":"%s","address":"0x%x","value":"0x%x"})", level ? "," : "", kNames[level], at, e);
+    json +=
+        absl::StrFormat(R"(%s{"level":"%s","address":"0x%x","value":"0x%x"})", level ? "," : "", kNames[level], at, e);
     if (!(e & kValid)) {
       out_ += absl::StrFormat("Amd64VtoP: %s not present (%016x)\n", kNames[level], e);
       out_ += absl::StrFormat("Virtual address %x translation fails, error 0xD0000147.\n", *va);

@@ -27,7 +27,8 @@ absl::Status session::cmd_step(const std::string& name, std::string_view args) {
   uint64_t count = 1;
   if (!trim(args).empty()) {
     auto n = eval(args);
-    if (!n.ok() || *n == 0 || *n > 0x10000) return usage_error(name, "the step count must be a number from 1 to 0x10000");
+    if (!n.ok() || *n == 0 || *n > 0x10000)
+      return usage_error(name, "the step count must be a number from 1 to 0x10000");
     count = *n;
   }
   for (uint64_t i = 0; i < count; ++i) {
@@ -109,8 +110,9 @@ std::string session::break_in_failure() const {
     // gdbserver interrupts by signalling the inferior's process group (kill(-pid, SIGINT)); a
     // process it attached to that leads no group of its own never receives it.
     if (target_->hint("attached") == "1") {
-      text += " gdbserver interrupts a process by signalling its process group, and this process (attached with "
-              "`gdbserver --attach`) does not lead one.";
+      text +=
+          " gdbserver interrupts a process by signalling its process group, and this process (attached with "
+          "`gdbserver --attach`) does not lead one.";
     }
     text += " Stop it from outside: `kill -INT " + (pid.empty() ? std::string("<pid>") : pid) +
             "` (the next command collects the stop), or set a breakpoint before resuming next time. A program "
@@ -123,7 +125,8 @@ std::string session::break_in_failure() const {
 
 absl::Status session::cmd_quit(const std::string& name, std::string_view) {
   return absl::FailedPreconditionError(
-      "'" + name + "' is refused here: it ends an interactive debugger, and this session belongs to the MCP "
+      "'" + name +
+      "' is refused here: it ends an interactive debugger, and this session belongs to the MCP "
       "server. `.detach` (or the close tool) removes the breakpoints, lets the target run on and releases it; "
       "the session ends when the server does.");
 }

@@ -15,8 +15,9 @@ namespace toolhost::debugger {
 namespace {
 
 // x86-64 register names in DWARF's numbering.
-constexpr const char* kDwarfNames[unwind_registers::kCount] = {
-    "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip"};
+constexpr const char* kDwarfNames[unwind_registers::kCount] = {"rax", "rdx", "rcx", "rbx", "rsi", "rdi",
+                                                               "rbp", "rsp", "r8",  "r9",  "r10", "r11",
+                                                               "r12", "r13", "r14", "r15", "rip"};
 
 constexpr size_t kPage = 4096;
 constexpr size_t kMaxStackPages = 256;
@@ -48,7 +49,8 @@ stack_reader session::stack_memory(std::map<uint64_t, std::string>& pages) {
   };
 }
 
-absl::StatusOr<std::vector<walked_frame>> session::walk_physical(size_t max_frames, std::map<uint64_t, std::string>& pages) {
+absl::StatusOr<std::vector<walked_frame>> session::walk_physical(size_t max_frames,
+                                                                 std::map<uint64_t, std::string>& pages) {
   auto r = regs();
   if (!r.ok()) return r.status();
   refresh_modules();
@@ -192,7 +194,8 @@ std::vector<variable_value> session::frame_variables(const std::vector<frame>& f
 std::string session::variable_text(const frame& f, const variable_value& v, std::string* json) {
   const types::type_table* table = f.source != nullptr ? f.source->types() : nullptr;
   if (v.where == variable_value::state::unavailable || table == nullptr || v.type == types::kNoType) {
-    if (json != nullptr) *json = R"({"available":false,"problem":)" + sdk::quote(v.problem.empty() ? "optimized out" : v.problem) + "}";
+    if (json != nullptr)
+      *json = R"({"available":false,"problem":)" + sdk::quote(v.problem.empty() ? "optimized out" : v.problem) + "}";
     return "<value unavailable>";
   }
   // A value that lives in registers is shown from its bytes, as if it were in memory at an
@@ -215,7 +218,8 @@ std::string session::variable_text(const frame& f, const variable_value& v, std:
   r.describe = [this](uint64_t a) { return symbol_of(a); };
   auto value = types::render_value(r);
   if (!value.ok()) {
-    if (json != nullptr) *json = R"({"available":false,"problem":)" + sdk::quote(std::string(value.status().message())) + "}";
+    if (json != nullptr)
+      *json = R"({"available":false,"problem":)" + sdk::quote(std::string(value.status().message())) + "}";
     return "<value unavailable>";
   }
   if (json != nullptr) {
@@ -249,7 +253,8 @@ absl::Status session::cmd_stack(const std::string& name, std::string_view args) 
   return absl::OkStatus();
 }
 
-std::string session::stack_text(const std::vector<frame>& frames, bool numbered, bool parameters, std::string* json_out) {
+std::string session::stack_text(const std::vector<frame>& frames, bool numbered, bool parameters,
+                                std::string* json_out) {
   std::map<uint64_t, std::string> pages;
   const stack_reader memory = stack_memory(pages);
   std::string out = std::string(numbered ? " # " : "") + "Child-SP          RetAddr               Call Site\n";
@@ -277,8 +282,8 @@ std::string session::stack_text(const std::vector<frame>& frames, bool numbered,
         const types::type_table* table = f.source->types();
         const std::string type = table != nullptr ? types::c_type_name(*table, v.type) : "";
         list += std::string(first ? "" : ", ") + type + (type.empty() ? "" : " ") + v.name + " = " + value;
-        params_json += std::string(first ? "" : ",") + R"({"name":)" + sdk::quote(v.name) + R"(,"type":)" + sdk::quote(type) +
-                       R"(,"text":)" + sdk::quote(value) + R"(,"value":)" + value_json + "}";
+        params_json += std::string(first ? "" : ",") + R"({"name":)" + sdk::quote(v.name) + R"(,"type":)" +
+                       sdk::quote(type) + R"(,"text":)" + sdk::quote(value) + R"(,"value":)" + value_json + "}";
         first = false;
       }
       params_json += "]";
@@ -299,11 +304,11 @@ std::string session::stack_text(const std::vector<frame>& frames, bool numbered,
     json += std::string(i ? "," : "") + R"({"index":)" + std::to_string(i) + R"(,"sp":)" + sdk::quote(hex(f.sp)) +
             R"(,"ip":)" + sdk::quote(hex(f.ip)) + R"(,"return_address":)" + sdk::quote(hex(f.return_address)) +
             R"(,"module":)" + (f.mod != nullptr ? sdk::quote(f.mod->name) : "null") + R"(,"symbol":)" +
-            sdk::quote(f.inlined ? site.substr(0, site.find(' ')) : symbols_.describe(f.ip, lookup)) + R"(,"function":)" +
-            sdk::quote(f.function) + R"(,"inline":)" + (f.inlined ? "true" : "false") + R"(,"tail_call":)" + (f.tail_call ? "true" : "false") +
-            R"(,"unwind":)" +
-            sdk::quote(origin_name(f.how));
-    if (f.line) json += R"(,"source":{"file":)" + sdk::quote(f.line->file) + R"(,"line":)" + std::to_string(f.line->line) + "}";
+            sdk::quote(f.inlined ? site.substr(0, site.find(' ')) : symbols_.describe(f.ip, lookup)) +
+            R"(,"function":)" + sdk::quote(f.function) + R"(,"inline":)" + (f.inlined ? "true" : "false") +
+            R"(,"tail_call":)" + (f.tail_call ? "true" : "false") + R"(,"unwind":)" + sdk::quote(origin_name(f.how));
+    if (f.line)
+      json += R"(,"source":{"file":)" + sdk::quote(f.line->file) + R"(,"line":)" + std::to_string(f.line->line) + "}";
     json += R"(,"signal_trampoline":)" + std::string(f.signal_trampoline ? "true" : "false") + params_json + "}";
   }
   if (json_out != nullptr) *json_out = json + "]}";
@@ -376,12 +381,18 @@ absl::Status session::cmd_dv(const std::string& name, std::string_view args) {
     skip_blanks(args, pos);
     if (pos >= args.size()) break;
     const std::string word = take_word(args, pos);
-    if (word == "/t") with_types = true;
-    else if (word == "/V" || word == "/v") with_locations = true;
-    else if (word == "/i") with_kinds = true;
-    else if (word == "/a" || word == "/n" || word == "/z") continue;  // WinDbg's sort and size options: accepted
-    else if (!word.empty() && word[0] == '/') return usage_error(name, "unknown option " + word + " (dv takes /t, /i and /V)");
-    else pattern = word;
+    if (word == "/t")
+      with_types = true;
+    else if (word == "/V" || word == "/v")
+      with_locations = true;
+    else if (word == "/i")
+      with_kinds = true;
+    else if (word == "/a" || word == "/n" || word == "/z")
+      continue;  // WinDbg's sort and size options: accepted
+    else if (!word.empty() && word[0] == '/')
+      return usage_error(name, "unknown option " + word + " (dv takes /t, /i and /V)");
+    else
+      pattern = word;
   }
   // The callers too: values at a function's entry come from their call sites.
   auto frames = walk_stack(selected_frame_ + 0x20);
@@ -410,9 +421,10 @@ absl::Status session::cmd_dv(const std::string& name, std::string_view args) {
     const std::string type = table != nullptr ? types::c_type_name(*table, v.type) : "";
     std::string line;
     if (with_locations) {
-      line += (v.where == variable_value::state::memory ? address_text(v.address)
+      line += (v.where == variable_value::state::memory  ? address_text(v.address)
                : v.where == variable_value::state::bytes ? std::string("(in registers)   ")
-                                                         : std::string("(unavailable)    ")) + " ";
+                                                         : std::string("(unavailable)    ")) +
+              " ";
     }
     if (with_kinds) line += v.parameter ? "prm  " : "loc  ";
     std::string label = with_types ? type + " " + v.name : v.name;
@@ -424,7 +436,9 @@ absl::Status session::cmd_dv(const std::string& name, std::string_view args) {
     first = false;
     ++shown;
   }
-  if (shown == 0) out_ += pattern == "*" ? "(the frame has no parameters or locals in scope)\n" : "No variable matches " + pattern + ".\n";
+  if (shown == 0)
+    out_ += pattern == "*" ? "(the frame has no parameters or locals in scope)\n"
+                           : "No variable matches " + pattern + ".\n";
   result_json_ = json + "]}";
   return absl::OkStatus();
 }

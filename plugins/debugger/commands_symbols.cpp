@@ -45,13 +45,37 @@ absl::StatusOr<lm_options> parse_lm(std::string_view args) {
       return word;
     };
     switch (std::tolower(static_cast<unsigned char>(c))) {
-      case 'v': o.verbose = true; ++pos; break;
-      case 'l': o.loaded_only = true; ++pos; break;
-      case 'k': o.kernel = true; ++pos; break;
-      case 'u': o.user = true; ++pos; break;
-      case 'd': case 'o': case 'f': case 'n': case 't': case 'i': case 'e': ++pos; break;  // display variants
-      case '1': o.names_only = true; ++pos; break;
-      case 's': o.sorted = true; ++pos; break;
+      case 'v':
+        o.verbose = true;
+        ++pos;
+        break;
+      case 'l':
+        o.loaded_only = true;
+        ++pos;
+        break;
+      case 'k':
+        o.kernel = true;
+        ++pos;
+        break;
+      case 'u':
+        o.user = true;
+        ++pos;
+        break;
+      case 'd':
+      case 'o':
+      case 'f':
+      case 'n':
+      case 't':
+      case 'i':
+      case 'e': ++pos; break;  // display variants
+      case '1':
+        o.names_only = true;
+        ++pos;
+        break;
+      case 's':
+        o.sorted = true;
+        ++pos;
+        break;
       case 'm':
         o.pattern = rest();
         if (o.pattern.empty()) return absl::InvalidArgumentError("m needs a module name pattern, e.g. lm m nt");
@@ -92,8 +116,10 @@ std::string fact_line(const std::string& key, const std::string& value) {
   if (key.empty()) return "    " + value;
   std::string k = key + ":";
   // Timestamp, CheckSum and ImageSize line up their values, as in WinDbg.
-  if (key == "Timestamp" || key == "CheckSum" || key == "ImageSize") k.resize(18, ' ');
-  else k += ' ';
+  if (key == "Timestamp" || key == "CheckSum" || key == "ImageSize")
+    k.resize(18, ' ');
+  else
+    k += ' ';
   return "    " + k + value;
 }
 
@@ -103,7 +129,8 @@ std::vector<std::pair<std::string, std::string>> session::module_facts(const mod
   if (m.state == symbol_state::loaded) {
     auto facts = m.symbols.facts;
     // The image path is known from the module list even when the image's header is not.
-    const bool has_path = std::any_of(facts.begin(), facts.end(), [](const auto& f) { return f.first == "Image path"; });
+    const bool has_path =
+        std::any_of(facts.begin(), facts.end(), [](const auto& f) { return f.first == "Image path"; });
     if (!has_path && !m.path.empty()) facts.emplace_back("Image path", m.path);
     return facts;
   }
@@ -146,7 +173,9 @@ absl::Status session::cmd_lm(const std::string& name, std::string_view args) {
   for (const module* m : shown) {
     out_ += (options->names_only ? m->name : lm_line(*m)) + "\n";
     const symbol_source* best = m->state == symbol_state::loaded ? m->best() : nullptr;
-    std::string symbols = m->state == symbol_state::deferred ? "deferred" : best == nullptr ? "no symbols" : best->status();
+    std::string symbols = m->state == symbol_state::deferred ? "deferred"
+                          : best == nullptr                  ? "no symbols"
+                                                             : best->status();
     json += std::string(first ? "" : ",") + R"({"name":)" + sdk::quote(m->name) + R"(,"path":)" + sdk::quote(m->path) +
             R"(,"base":)" + sdk::quote(hex(m->base)) + R"(,"size":)" + sdk::quote(hex(m->size)) + R"(,"symbols":)" +
             sdk::quote(symbols) + R"(,"file":)" + (best != nullptr ? sdk::quote(best->file()) : "null");
@@ -157,13 +186,15 @@ absl::Status session::cmd_lm(const std::string& name, std::string_view args) {
         out_ += fact_line(k, v) + "\n";
         if (!k.empty()) facts += std::string(facts.size() > 1 ? "," : "") + sdk::quote(k) + ":" + sdk::quote(v);
       }
-      if (m->state == symbol_state::loaded && !m->symbols.problem.empty()) out_ += "    Symbols: " + m->symbols.problem + "\n";
+      if (m->state == symbol_state::loaded && !m->symbols.problem.empty())
+        out_ += "    Symbols: " + m->symbols.problem + "\n";
       json += R"(,"facts":)" + facts + "}";
     }
     json += "}";
   }
   if (shown.empty() && !options->names_only && (options->pattern != "*" || address)) {
-    out_ += address ? "No module holds " + address_text(*address) + ".\n" : "No module matches " + options->pattern + ".\n";
+    out_ +=
+        address ? "No module holds " + address_text(*address) + ".\n" : "No module matches " + options->pattern + ".\n";
   }
   result_json_ = json + "]}";
   return absl::OkStatus();
@@ -177,12 +208,18 @@ absl::Status session::cmd_reload(const std::string& name, std::string_view args)
     skip_blanks(args, pos);
     if (pos >= args.size()) break;
     const std::string word = take_word(args, pos);
-    if (word == "/f") force = true;
-    else if (word == "/u") unload_only = true;
-    else if (word == "/v" || word == "/n" || word == "/i") continue;  // verbose / kernel-only / ignore mismatch: accepted
-    else if (!word.empty() && word[0] == '/') return usage_error(name, "unknown option " + word);
-    else if (pattern.empty()) pattern = word;
-    else return usage_error(name, "one module at a time: .reload [/f] [module]");
+    if (word == "/f")
+      force = true;
+    else if (word == "/u")
+      unload_only = true;
+    else if (word == "/v" || word == "/n" || word == "/i")
+      continue;  // verbose / kernel-only / ignore mismatch: accepted
+    else if (!word.empty() && word[0] == '/')
+      return usage_error(name, "unknown option " + word);
+    else if (pattern.empty())
+      pattern = word;
+    else
+      return usage_error(name, "one module at a time: .reload [/f] [module]");
   }
   if (!target_->has(TOOLHOST_DT_CAP_MODULES) && !windows_) {
     return absl::UnimplementedError("the " + target_->backend() + " backend offers no module list");
@@ -192,7 +229,8 @@ absl::Status session::cmd_reload(const std::string& name, std::string_view args)
   modules_stale_ = true;
   refresh_modules(/*load_elf=*/false);
   const size_t n = symbols_.unload(pattern.empty() ? "*" : pattern);
-  if (!pattern.empty() && n == 0) return absl::NotFoundError("no module named '" + pattern + "' is loaded (lm lists them)");
+  if (!pattern.empty() && n == 0)
+    return absl::NotFoundError("no module named '" + pattern + "' is loaded (lm lists them)");
   std::string json = R"({"modules":[)";
   if (unload_only) {
     out_ += "Unloaded the symbols of " + std::to_string(n) + " module" + (n == 1 ? "" : "s") + ".\n";
@@ -243,7 +281,8 @@ absl::Status session::cmd_ld(const std::string& name, std::string_view args) {
     if (best == nullptr) {
       out_ += "No symbols for " + m.name + (m.symbols.problem.empty() ? "" : ": " + m.symbols.problem) + "\n";
     } else {
-      out_ += "Symbols loaded for " + m.name + " (" + best->status() + (best->file().empty() ? "" : ", " + best->file()) + ")\n";
+      out_ += "Symbols loaded for " + m.name + " (" + best->status() +
+              (best->file().empty() ? "" : ", " + best->file()) + ")\n";
       if (!m.symbols.problem.empty()) out_ += "    " + m.symbols.problem + "\n";
     }
   }
@@ -281,7 +320,8 @@ absl::Status session::cmd_ln(const std::string& name, std::string_view args) {
     json += R"(,"below":{"name":)" + sdk::quote(below->name) + R"(,"address":)" + sdk::quote(hex(below->address)) +
             R"(,"offset":)" + sdk::quote(hex(*address - below->address)) + "}";
   }
-  if (above) json += R"(,"above":{"name":)" + sdk::quote(above->name) + R"(,"address":)" + sdk::quote(hex(above->address)) + "}";
+  if (above)
+    json += R"(,"above":{"name":)" + sdk::quote(above->name) + R"(,"address":)" + sdk::quote(hex(above->address)) + "}";
   result_json_ = json + "}";
   return absl::OkStatus();
 }
@@ -349,12 +389,14 @@ absl::Status session::cmd_sympath(const std::string& command, std::string_view a
 }
 
 absl::StatusOr<std::pair<const types::type_table*, std::string>> session::find_type(std::string_view name,
-                                                                                     std::optional<types::type_id>& id) {
+                                                                                    std::optional<types::type_id>& id) {
   refresh_modules();
   const auto bang = name.find('!');
   if (bang != std::string_view::npos) {
     const module* m = symbols_.find_module(name.substr(0, bang));
-    if (m == nullptr) return absl::NotFoundError("no module named '" + std::string(name.substr(0, bang)) + "' is loaded (lm lists them)");
+    if (m == nullptr)
+      return absl::NotFoundError("no module named '" + std::string(name.substr(0, bang)) +
+                                 "' is loaded (lm lists them)");
     symbols_.ensure_loaded(*m);
     const std::string type_name(name.substr(bang + 1));
     for (const auto& source : m->symbols.sources) {
@@ -370,8 +412,10 @@ absl::StatusOr<std::pair<const types::type_table*, std::string>> session::find_t
   // No module: loaded modules first, nt before the others, then the deferred ones.
   std::vector<const module*> order;
   for (const auto& m : symbols_.modules()) {
-    if (m.name == "nt") order.insert(order.begin(), &m);
-    else order.push_back(&m);
+    if (m.name == "nt")
+      order.insert(order.begin(), &m);
+    else
+      order.push_back(&m);
   }
   const types::type_table* any = nullptr;
   std::string any_module;
@@ -391,7 +435,8 @@ absl::StatusOr<std::pair<const types::type_table*, std::string>> session::find_t
       }
     }
   }
-  if (any == nullptr) return absl::NotFoundError("no module has type information (a PDB on the symbol path gives it: .sympath, .reload)");
+  if (any == nullptr)
+    return absl::NotFoundError("no module has type information (a PDB on the symbol path gives it: .sympath, .reload)");
   return std::make_pair(any, any_module);
 }
 
@@ -481,7 +526,8 @@ absl::Status session::cmd_dt(const std::string& name, std::string_view args) {
   if (address && !target_->has(TOOLHOST_DT_CAP_READ_VIRTUAL)) {
     return absl::UnimplementedError("the " + target_->backend() + " backend cannot read virtual memory");
   }
-  const std::string qualified = found->second + "!" + (bang == std::string::npos ? type_name : type_name.substr(bang + 1));
+  const std::string qualified =
+      found->second + "!" + (bang == std::string::npos ? type_name : type_name.substr(bang + 1));
   types::dt_request request{*found->first, *id, qualified, address};
   request.options = options;
   request.read = [this](uint64_t a, std::span<uint8_t> out) -> size_t {

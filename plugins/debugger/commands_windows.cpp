@@ -17,15 +17,23 @@ namespace toolhost::debugger {
 
 namespace {
 
-const char* const kThreadStates[] = {"Initialized", "Ready", "Running", "Standby", "Terminated", "Waiting",
-                                     "Transition", "DeferredReady", "GateWaitObsolete", "WaitingForProcessInSwap"};
-const char* const kWaitReasons[] = {
-    "Executive", "FreePage", "PageIn", "PoolAllocation", "DelayExecution", "Suspended", "UserRequest", "WrExecutive",
-    "WrFreePage", "WrPageIn", "WrPoolAllocation", "WrDelayExecution", "WrSuspended", "WrUserRequest", "WrSpare0",
-    "WrQueue", "WrLpcReceive", "WrLpcReply", "WrVirtualMemory", "WrPageOut", "WrRendezvous", "WrKeyedEvent",
-    "WrTerminated", "WrProcessInSwap", "WrCpuRateControl", "WrCalloutStack", "WrKernel", "WrResource", "WrPushLock",
-    "WrMutex", "WrQuantumEnd", "WrDispatchInt", "WrPreempted", "WrYieldExecution", "WrFastMutex", "WrGuardedMutex",
-    "WrRundown", "WrAlertByThreadId", "WrDeferredPreempt", "WrPhysicalFault", "WrIoRing", "WrMdlCache"};
+const char* const kThreadStates[] = {
+    "Initialized", "Ready",      "Running",       "Standby",          "Terminated",
+    "Waiting",     "Transition", "DeferredReady", "GateWaitObsolete", "WaitingForProcessInSwap"};
+const char* const kWaitReasons[] = {"Executive",        "FreePage",          "PageIn",
+                                    "PoolAllocation",   "DelayExecution",    "Suspended",
+                                    "UserRequest",      "WrExecutive",       "WrFreePage",
+                                    "WrPageIn",         "WrPoolAllocation",  "WrDelayExecution",
+                                    "WrSuspended",      "WrUserRequest",     "WrSpare0",
+                                    "WrQueue",          "WrLpcReceive",      "WrLpcReply",
+                                    "WrVirtualMemory",  "WrPageOut",         "WrRendezvous",
+                                    "WrKeyedEvent",     "WrTerminated",      "WrProcessInSwap",
+                                    "WrCpuRateControl", "WrCalloutStack",    "WrKernel",
+                                    "WrResource",       "WrPushLock",        "WrMutex",
+                                    "WrQuantumEnd",     "WrDispatchInt",     "WrPreempted",
+                                    "WrYieldExecution", "WrFastMutex",       "WrGuardedMutex",
+                                    "WrRundown",        "WrAlertByThreadId", "WrDeferredPreempt",
+                                    "WrPhysicalFault",  "WrIoRing",          "WrMdlCache"};
 
 std::string state_text(const windows::thread& t) {
   if (t.state == 5) {
@@ -51,8 +59,8 @@ std::string duration_text(uint64_t units) {
 std::string process_json(const windows::process& p, std::optional<uint32_t> handles) {
   return absl::StrFormat(
       R"({"eprocess":"0x%x","pid":%d,"parent_pid":%d,"session_id":%s,"peb":"0x%x","dirbase":"0x%x","object_table":"0x%x","handle_count":%s,"image":%s)",
-      p.eprocess, p.pid, p.parent_pid, p.session_id ? std::to_string(*p.session_id) : "null", p.peb, p.dtb, p.object_table,
-      handles ? std::to_string(*handles) : "null", sdk::quote(p.image));
+      p.eprocess, p.pid, p.parent_pid, p.session_id ? std::to_string(*p.session_id) : "null", p.peb, p.dtb,
+      p.object_table, handles ? std::to_string(*handles) : "null", sdk::quote(p.image));
 }
 
 std::string thread_json(const windows::thread& t) {
@@ -60,8 +68,8 @@ std::string thread_json(const windows::thread& t) {
       R"({"ethread":"0x%x","pid":%d,"tid":%d,"teb":"0x%x","win32thread":"0x%x","state":%s,"wait_reason":%s,"owning_process":"0x%x","stack_base":"0x%x","stack_limit":"0x%x","kernel_stack":"0x%x","priority":%d,"base_priority":%d})",
       t.ethread, t.pid, t.tid, t.teb, t.win32thread,
       sdk::quote(t.state < std::size(kThreadStates) ? kThreadStates[t.state] : "Unknown"),
-      sdk::quote(t.wait_reason < std::size(kWaitReasons) ? kWaitReasons[t.wait_reason] : "Unknown"), t.process, t.stack_base,
-      t.stack_limit, t.kernel_stack, t.priority, t.base_priority);
+      sdk::quote(t.wait_reason < std::size(kWaitReasons) ? kWaitReasons[t.wait_reason] : "Unknown"), t.process,
+      t.stack_base, t.stack_limit, t.kernel_stack, t.priority, t.base_priority);
 }
 
 }  // namespace
@@ -155,7 +163,8 @@ absl::Status session::cmd_process(const std::string& name, std::string_view args
     json += "}";
     out_ += "\n";
   }
-  if (all && list.empty()) out_ += image.empty() ? "No process is listed.\n" : "No process has the image " + image + ".\n";
+  if (all && list.empty())
+    out_ += image.empty() ? "No process is listed.\n" : "No process has the image " + image + ".\n";
   result_json_ = json + "]}";
   return absl::OkStatus();
 }
@@ -238,8 +247,8 @@ absl::Status session::cmd_thread(const std::string& name, std::string_view args)
   out_ += "    UserTime                  " + tick_time(t->user_time) + "\n";
   out_ += "    KernelTime                " + tick_time(t->kernel_time) + "\n";
   const std::string start = symbol_of(t->win32_start);
-  out_ += absl::StrFormat("    Win32 Start Address %s (0x%016x)\n", start.empty() ? "0x" + hex16(t->win32_start) : start,
-                          t->win32_start);
+  out_ += absl::StrFormat("    Win32 Start Address %s (0x%016x)\n",
+                          start.empty() ? "0x" + hex16(t->win32_start) : start, t->win32_start);
   out_ += absl::StrFormat("    Stack Init %016x Current %016x\n", t->initial_stack, t->kernel_stack);
   out_ += absl::StrFormat("    Base %016x Limit %016x Call 0000000000000000\n", t->stack_base, t->stack_limit);
   out_ += absl::StrFormat("    Priority %d  BasePriority %d\n", t->priority, t->base_priority);
@@ -266,7 +275,8 @@ absl::Status session::cmd_dot_thread(const std::string& name, std::string_view a
     out_ += "The implicit thread is the one the vCPU runs, which is not known here.\n";
     return absl::OkStatus();
   }
-  out_ += "Implicit thread is now " + address_text(thread) + (implicit_thread_ != 0 ? "" : ", the one the vCPU runs") + "\n";
+  out_ += "Implicit thread is now " + address_text(thread) + (implicit_thread_ != 0 ? "" : ", the one the vCPU runs") +
+          "\n";
   result_json_ = absl::StrFormat(R"({"ethread":"0x%x"})", thread);
   return absl::OkStatus();
 }
@@ -286,14 +296,16 @@ absl::Status session::cmd_peb(const std::string& name, std::string_view args) {
   const auto& l = windows_->layout();
   auto image_base = windows_->read_u64(peb + l.peb_image_base, p->dtb);
   auto ldr = windows_->read_u64(peb + l.peb_ldr, p->dtb);
-  if (!image_base || !ldr) return absl::NotFoundError(absl::StrFormat("the PEB at %016x is not readable in %s (paged out?)", peb, p->image));
+  if (!image_base || !ldr)
+    return absl::NotFoundError(absl::StrFormat("the PEB at %016x is not readable in %s (paged out?)", peb, p->image));
   out_ += absl::StrFormat("PEB at %016x\n", peb);
   out_ += absl::StrFormat("    ImageBaseAddress:         %016x\n", *image_base);
   out_ += absl::StrFormat("    Ldr                       %016x\n", *ldr);
   const uint64_t head = *ldr + l.ldr_in_load_order;
   auto flink = windows_->read_u64(head, p->dtb);
   auto blink = windows_->read_u64(head + 8, p->dtb);
-  out_ += absl::StrFormat("    Ldr.InLoadOrderModuleList:           %016x . %016x\n", flink.value_or(0), blink.value_or(0));
+  out_ +=
+      absl::StrFormat("    Ldr.InLoadOrderModuleList:           %016x . %016x\n", flink.value_or(0), blink.value_or(0));
   out_ += "            Base TimeStamp                     Module\n";
   std::string modules = "[";
   auto list = windows_->user_modules(*p);
@@ -301,10 +313,12 @@ absl::Status session::cmd_peb(const std::string& name, std::string_view args) {
     for (const auto& m : *list) {
       out_ += absl::StrFormat("    %12x %08x %s\n", m.base, m.timestamp, m.path);
       modules += std::string(modules.size() > 1 ? "," : "") +
-                 absl::StrFormat(R"({"base":"0x%x","size":"0x%x","name":%s,"path":%s})", m.base, m.size, sdk::quote(m.name), sdk::quote(m.path));
+                 absl::StrFormat(R"({"base":"0x%x","size":"0x%x","name":%s,"path":%s})", m.base, m.size,
+                                 sdk::quote(m.name), sdk::quote(m.path));
     }
   }
-  result_json_ = absl::StrFormat(R"({"peb":"0x%x","image_base":"0x%x","ldr":"0x%x","modules":%s]})", peb, *image_base, *ldr, modules);
+  result_json_ = absl::StrFormat(R"({"peb":"0x%x","image_base":"0x%x","ldr":"0x%x","modules":%s]})", peb, *image_base,
+                                 *ldr, modules);
   return absl::OkStatus();
 }
 

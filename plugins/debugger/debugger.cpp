@@ -62,13 +62,14 @@ constexpr const char* kSettingsSchema = R"json({"type": "object", "properties": 
 absl::Status init(sdk::plugin& plugin) {
   if (auto s = plugin.declare_settings(kSettingsSchema); !s.ok()) return s;
   toolhost::debugger::launch_settings launch{setting(plugin, "backend"), setting(plugin, "connect"),
-                                            setting(plugin, "key"), setting(plugin, "symbol_path")};
+                                             setting(plugin, "key"), setting(plugin, "symbol_path")};
   if (auto path = toolhost::symbols::symbol_path::parse(launch.symbol_path); !path.ok()) {
     return absl::InvalidArgumentError("debugger setting symbol_path: " + std::string(path.status().message()));
   }
   if (const auto* t = sdk::member(plugin.settings(), "symbol_timeout_ms")) {
     if (!t->IsInt64() || t->GetInt64() < 100 || t->GetInt64() > 600000) {
-      return absl::InvalidArgumentError("debugger setting symbol_timeout_ms: a number of milliseconds from 100 to 600000");
+      return absl::InvalidArgumentError(
+          "debugger setting symbol_timeout_ms: a number of milliseconds from 100 to 600000");
     }
     launch.symbol_timeout_ms = t->GetInt64();
   }
@@ -108,11 +109,12 @@ absl::Status init(sdk::plugin& plugin) {
                    .annotations(R"({"readOnlyHint":false,"destructiveHint":true,"openWorldHint":false})")
                    .permission("debugger.command")
                    .handler([&tools](const sdk::args& a, sdk::call& call) {
-                     return tools.command(a.string("line"), a.integer("timeout_ms", 0), a.string("format", "text"),
-                                          [&call] { return call.cancelled(); },
-                                          [&call](double done, double total, const std::string& message) {
-                                            call.progress(done, total, message);
-                                          });
+                     return tools.command(
+                         a.string("line"), a.integer("timeout_ms", 0), a.string("format", "text"),
+                         [&call] { return call.cancelled(); },
+                         [&call](double done, double total, const std::string& message) {
+                           call.progress(done, total, message);
+                         });
                    });
       !s.ok()) {
     return s;
@@ -135,7 +137,8 @@ absl::Status init(sdk::plugin& plugin) {
                    .title("Release the target")
                    .description("Release the target: removes breakpoints and lets it run on.")
                    .input_schema(R"({"type":"object","properties":{},"additionalProperties":false})")
-                   .annotations(R"({"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false})")
+                   .annotations(
+                       R"({"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false})")
                    .permission("debugger.attach")
                    .concurrent()
                    .handler([&tools](const sdk::args&, sdk::call&) { return tools.close(); });
@@ -144,8 +147,9 @@ absl::Status init(sdk::plugin& plugin) {
   }
   return plugin.tool("output")
       .title("Read stored output")
-      .description("Page a long command result: lines from an offset, or the lines matching a filter "
-                   "(case-insensitive). Each line is prefixed with its offset. Needs no session.")
+      .description(
+          "Page a long command result: lines from an offset, or the lines matching a filter "
+          "(case-insensitive). Each line is prefixed with its offset. Needs no session.")
       .input_schema(kOutputSchema)
       .annotations(R"({"readOnlyHint":true,"openWorldHint":false})")
       .permission("debugger.output")

@@ -65,7 +65,8 @@ class dwarf_source final : public symbol_source {
     const uint64_t address = base_ + offset;
     // The DWARF function (the out-of-line one when the code is inlined), named as gdb names it.
     const auto scopes = debug_->functions_at(address);
-    if (!scopes.empty() && !scopes.back().name.empty() && scopes.back().entry <= address && scopes.back().entry >= base_) {
+    if (!scopes.empty() && !scopes.back().name.empty() && scopes.back().entry <= address &&
+        scopes.back().entry >= base_) {
       symbol_hit h{scopes.back().name, scopes.back().entry - base_, 0, true};
       if (auto s = debug_->symbol_at(scopes.back().entry); s && s->address == scopes.back().entry) h.size = s->size;
       return h;
@@ -87,7 +88,8 @@ class dwarf_source final : public symbol_source {
   std::optional<symbol_hit> function_at(uint64_t offset) const override {
     const uint64_t address = base_ + offset;
     auto s = debug_->symbol_at(address);
-    if (!s || !s->function || s->address < base_ || (s->size != 0 && address - s->address >= s->size)) return std::nullopt;
+    if (!s || !s->function || s->address < base_ || (s->size != 0 && address - s->address >= s->size))
+      return std::nullopt;
     return hit(*s);
   }
 
@@ -227,7 +229,11 @@ void add_dwarf_symbols(const module& m, const dwarf::search_paths& paths, module
 std::optional<module_symbols> memory_image_symbols(const module& m, const image_reader& read) {
   // An ELF image mapped by the kernel: the headers, then everything up to the section table.
   auto header = read(m.base, 64);
-  if (!header.ok() || header->size() < 64 || header->compare(0, 4, "\x7f" "ELF") != 0 || (*header)[4] != 2) {
+  if (!header.ok() || header->size() < 64 ||
+      header->compare(0, 4,
+                      "\x7f"
+                      "ELF") != 0 ||
+      (*header)[4] != 2) {
     return std::nullopt;
   }
   uint64_t shoff = 0;

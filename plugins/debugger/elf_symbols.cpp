@@ -27,7 +27,8 @@ class elf_source final : public symbol_source {
     if (s == nullptr) {
       // Data: the symbol whose extent holds the address.
       const auto& all = file_->symbols();
-      auto it = std::upper_bound(all.begin(), all.end(), a, [](uint64_t x, const elf::symbol& sym) { return x < sym.address; });
+      auto it = std::upper_bound(all.begin(), all.end(), a,
+                                 [](uint64_t x, const elf::symbol& sym) { return x < sym.address; });
       while (it != all.begin()) {
         --it;
         if (it->address == a || (it->size != 0 && a - it->address < it->size)) {
@@ -50,7 +51,8 @@ class elf_source final : public symbol_source {
   std::optional<symbol_hit> following(uint64_t offset) const override {
     const uint64_t a = offset + low_;
     const auto& fns = file_->functions();
-    auto it = std::upper_bound(fns.begin(), fns.end(), a, [](uint64_t x, const elf::symbol& sym) { return x < sym.address; });
+    auto it =
+        std::upper_bound(fns.begin(), fns.end(), a, [](uint64_t x, const elf::symbol& sym) { return x < sym.address; });
     if (it == fns.end()) return std::nullopt;
     return hit(*it);
   }
@@ -80,7 +82,9 @@ class elf_source final : public symbol_source {
 bool is_elf_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   char magic[4] = {};
-  return in.read(magic, 4) && std::string_view(magic, 4) == "\x7f" "ELF";
+  return in.read(magic, 4) && std::string_view(magic, 4) ==
+                                  "\x7f"
+                                  "ELF";
 }
 
 }  // namespace

@@ -7,7 +7,9 @@ namespace toolhost::debugger {
 
 namespace {
 
-bool is_ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '@' || c == '$' || c == '.'; }
+bool is_ident_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '@' || c == '$' || c == '.';
+}
 bool is_ident_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '@' || c == '$' || c == '.' || c == '!' ||
          c == '`' || c == '?';
@@ -41,11 +43,10 @@ class parser {
     bool word;  // "and", "or", "xor", "mod" need a boundary after them
   };
   static constexpr op kOps[] = {
-      {"or", 0, true},   {"|", 0, false},   {"xor", 1, true}, {"^", 1, false},  {"and", 2, true},
-      {"&", 2, false},   {"==", 3, false},  {"!=", 3, false}, {"<=", 3, false}, {">=", 3, false},
-      {"=", 3, false},   {">>>", 4, false}, {"<<", 4, false}, {">>", 4, false}, {"<", 3, false},
-      {">", 3, false},   {"+", 5, false},   {"-", 5, false},  {"*", 6, false},  {"/", 6, false},
-      {"%", 6, false},   {"mod", 6, true},
+      {"or", 0, true},  {"|", 0, false},  {"xor", 1, true}, {"^", 1, false},  {"and", 2, true}, {"&", 2, false},
+      {"==", 3, false}, {"!=", 3, false}, {"<=", 3, false}, {">=", 3, false}, {"=", 3, false},  {">>>", 4, false},
+      {"<<", 4, false}, {">>", 4, false}, {"<", 3, false},  {">", 3, false},  {"+", 5, false},  {"-", 5, false},
+      {"*", 6, false},  {"/", 6, false},  {"%", 6, false},  {"mod", 6, true},
   };
 
   const op* peek_op() {
@@ -80,21 +81,36 @@ class parser {
       if (!right.ok()) return right;
       const uint64_t r = *right;
       const std::string_view t = o->text;
-      if (t == "or" || t == "|") value |= r;
-      else if (t == "xor" || t == "^") value ^= r;
-      else if (t == "and" || t == "&") value &= r;
-      else if (t == "==" || t == "=") value = value == r;
-      else if (t == "!=") value = value != r;
-      else if (t == "<=") value = static_cast<int64_t>(value) <= static_cast<int64_t>(r);
-      else if (t == ">=") value = static_cast<int64_t>(value) >= static_cast<int64_t>(r);
-      else if (t == "<") value = static_cast<int64_t>(value) < static_cast<int64_t>(r);
-      else if (t == ">") value = static_cast<int64_t>(value) > static_cast<int64_t>(r);
-      else if (t == "<<") value = r >= 64 ? 0 : value << r;
-      else if (t == ">>") value = r >= 64 ? 0 : value >> r;
-      else if (t == ">>>") value = static_cast<uint64_t>(static_cast<int64_t>(value) >> (r >= 64 ? 63 : r));
-      else if (t == "+") value += r;
-      else if (t == "-") value -= r;
-      else if (t == "*") value *= r;
+      if (t == "or" || t == "|")
+        value |= r;
+      else if (t == "xor" || t == "^")
+        value ^= r;
+      else if (t == "and" || t == "&")
+        value &= r;
+      else if (t == "==" || t == "=")
+        value = value == r;
+      else if (t == "!=")
+        value = value != r;
+      else if (t == "<=")
+        value = static_cast<int64_t>(value) <= static_cast<int64_t>(r);
+      else if (t == ">=")
+        value = static_cast<int64_t>(value) >= static_cast<int64_t>(r);
+      else if (t == "<")
+        value = static_cast<int64_t>(value) < static_cast<int64_t>(r);
+      else if (t == ">")
+        value = static_cast<int64_t>(value) > static_cast<int64_t>(r);
+      else if (t == "<<")
+        value = r >= 64 ? 0 : value << r;
+      else if (t == ">>")
+        value = r >= 64 ? 0 : value >> r;
+      else if (t == ">>>")
+        value = static_cast<uint64_t>(static_cast<int64_t>(value) >> (r >= 64 ? 63 : r));
+      else if (t == "+")
+        value += r;
+      else if (t == "-")
+        value -= r;
+      else if (t == "*")
+        value *= r;
       else if (t == "/" || t == "%" || t == "mod") {
         if (r == 0) return absl::InvalidArgumentError("division by zero");
         value = t == "/" ? value / r : value % r;
@@ -160,7 +176,8 @@ class parser {
     std::string_view word = text_.substr(pos_, end - pos_);
     const std::string name = lower(word);
     // Functions: poi(x) and the sized reads.
-    static constexpr std::pair<std::string_view, int> kReads[] = {{"poi", 8}, {"qwo", 8}, {"dwo", 4}, {"wo", 2}, {"by", 1}};
+    static constexpr std::pair<std::string_view, int> kReads[] = {
+        {"poi", 8}, {"qwo", 8}, {"dwo", 4}, {"wo", 2}, {"by", 1}};
     size_t after = end;
     while (after < text_.size() && text_[after] == ' ') ++after;
     if (after < text_.size() && text_[after] == '(') {
@@ -215,17 +232,23 @@ std::optional<uint64_t> parse_number(std::string_view text) {
   int radix = 16;
   if (digits.size() > 2 && digits[0] == '0') {
     const char p = digits[1];
-    if (p == 'x') radix = 16;
-    else if (p == 'n') radix = 10;
-    else if (p == 't') radix = 8;
-    else if (p == 'y') radix = 2;
+    if (p == 'x')
+      radix = 16;
+    else if (p == 'n')
+      radix = 10;
+    else if (p == 't')
+      radix = 8;
+    else if (p == 'y')
+      radix = 2;
     if (p == 'x' || p == 'n' || p == 't' || p == 'y') digits = digits.substr(2);
   }
   uint64_t v = 0;
   for (char c : digits) {
     int d = -1;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      d = c - 'a' + 10;
     if (d < 0 || d >= radix) return std::nullopt;
     const unsigned __int128 next = static_cast<unsigned __int128>(v) * radix + d;
     if (next > UINT64_MAX) return std::nullopt;

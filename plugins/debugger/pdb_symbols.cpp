@@ -49,7 +49,9 @@ class pdb_source final : public symbol_source {
     if (s == nullptr) return std::nullopt;
     return hit(*s);
   }
-  static symbol_hit hit(const pdb::symbol& s) { return {std::string(s.name), s.rva, s.size, s.k == pdb::symbol::kind::function}; }
+  static symbol_hit hit(const pdb::symbol& s) {
+    return {std::string(s.name), s.rva, s.size, s.k == pdb::symbol::kind::function};
+  }
 
   std::shared_ptr<const pdb::pdb_file> pdb_;
 };
@@ -66,7 +68,8 @@ absl::StatusOr<std::shared_ptr<const pdb::pdb_file>> find_pdb(const pe::codeview
     return absl::NotFoundError(name + " is named by an old NB10 record, which symbol servers do not index");
   }
   if (search.path.empty()) {
-    return absl::NotFoundError(name + " was not looked for: the symbol path is empty (.symfix for Microsoft's server, "
+    return absl::NotFoundError(name +
+                               " was not looked for: the symbol path is empty (.symfix for Microsoft's server, "
                                ".sympath+ for a folder)");
   }
   std::shared_ptr<const pdb::pdb_file> opened;

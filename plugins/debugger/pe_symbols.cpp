@@ -102,8 +102,9 @@ std::vector<std::pair<std::string, std::string>> pe_facts(const pe::image& image
     repro = std::any_of(entries->begin(), entries->end(), [](const pe::debug_entry& e) { return e.type == 16; });
   }
   if (repro) facts.push_back({"", "Image was built with /Brepro flag."});
-  facts.push_back({"Timestamp", absl::StrFormat("%08X%s", h.timestamp,
-                                                repro ? " (This is a reproducible build file hash, not a timestamp)" : "")});
+  facts.push_back(
+      {"Timestamp", absl::StrFormat("%08X%s", h.timestamp,
+                                    repro ? " (This is a reproducible build file hash, not a timestamp)" : "")});
   facts.push_back({"CheckSum", absl::StrFormat("%08X", h.checksum)});
   facts.push_back({"ImageSize", absl::StrFormat("%08X", h.size_of_image)});
   if (auto cv = image.codeview(); cv.ok() && cv->has_value()) {

@@ -83,13 +83,17 @@ absl::StatusOr<uint64_t> session::read_memory(uint64_t address, int size) {
 
 absl::StatusOr<uint64_t> session::eval(std::string_view text) {
   auto v = evaluate(trim(text), *this);
-  if (!v.ok()) return absl::InvalidArgumentError("bad expression '" + std::string(trim(text)) + "': " + std::string(v.status().message()));
+  if (!v.ok())
+    return absl::InvalidArgumentError("bad expression '" + std::string(trim(text)) +
+                                      "': " + std::string(v.status().message()));
   return v;
 }
 
 absl::StatusOr<uint64_t> session::eval_prefix(std::string_view text, size_t& pos) {
   auto v = evaluate_prefix(text, pos, *this);
-  if (!v.ok()) return absl::InvalidArgumentError("bad expression '" + std::string(trim(text)) + "': " + std::string(v.status().message()));
+  if (!v.ok())
+    return absl::InvalidArgumentError("bad expression '" + std::string(trim(text)) +
+                                      "': " + std::string(v.status().message()));
   return v;
 }
 
@@ -200,13 +204,13 @@ void session::resolve_deferred_breakpoints() {
       if (auto s = arm(b); !s.ok()) {
         b.resolved = false;
         (cancelled_ != nullptr ? out_ : notices_) += "Breakpoint " + std::to_string(b.id) + " (" + b.expression +
-                                                      ") could not be set: " + std::string(s.message()) + "\n";
+                                                     ") could not be set: " + std::string(s.message()) + "\n";
         continue;
       }
     }
     // Shown in the call that is running, else at the top of the next one.
-    (cancelled_ != nullptr ? out_ : notices_) += "Breakpoint " + std::to_string(b.id) + " (" + b.expression +
-                                                  ") is set at " + address_text(b.address) + "\n";
+    (cancelled_ != nullptr ? out_ : notices_) +=
+        "Breakpoint " + std::to_string(b.id) + " (" + b.expression + ") is set at " + address_text(b.address) + "\n";
   }
 }
 
@@ -214,7 +218,9 @@ bool session::is_elf_module(const module& m) const {
   if (target_->os() == "windows" || m.path.empty()) return false;
   std::ifstream in(m.path, std::ios::binary);
   char magic[4] = {};
-  return static_cast<bool>(in.read(magic, 4)) && std::string_view(magic, 4) == "\x7f" "ELF";
+  return static_cast<bool>(in.read(magic, 4)) && std::string_view(magic, 4) ==
+                                                     "\x7f"
+                                                     "ELF";
 }
 
 absl::StatusOr<std::shared_ptr<const pe::image>> session::module_image(const module& m) {
@@ -242,7 +248,8 @@ module_symbols session::load_module_symbols(const module& m) {
   }
   // ... a Linux module with no file (the vDSO): its ELF image in the target's memory ...
   if (target_->os() != "windows" && m.path.find('/') == std::string::npos) {
-    auto image = memory_image_symbols(m, [this](uint64_t address, size_t size) { return target_->read(address, size); });
+    auto image =
+        memory_image_symbols(m, [this](uint64_t address, size_t size) { return target_->read(address, size); });
     if (image) return *image;
   }
   // ... else a PE image in the target's memory: its exports.
@@ -250,7 +257,7 @@ module_symbols session::load_module_symbols(const module& m) {
   auto image = module_image(m);
   if (!image.ok()) {
     out.problem = m.path.empty() && target_->os() != "windows" ? "the target gives no file for it"
-                                                                : std::string(image.status().message());
+                                                               : std::string(image.status().message());
     return out;
   }
   out.pe_image = *image;
@@ -285,10 +292,12 @@ std::string session::instruction_line(uint64_t address, bool with_header) {
     if (!sym.empty()) line += sym + (source ? " " + source_text(*source) : "") + ":\n";
   }
   auto bytes = target_->read(address, 16);
-  if (!bytes.ok()) return line + address_text(address) + " ??              (" + std::string(bytes.status().message()) + ")\n";
+  if (!bytes.ok())
+    return line + address_text(address) + " ??              (" + std::string(bytes.status().message()) + ")\n";
   auto insn = decoder_.decode(address, *bytes);
   if (!insn.ok()) {
-    return line + address_text(address) + " " + hex_digits(static_cast<uint8_t>((*bytes)[0]), 2) + "              (bad)\n";
+    return line + address_text(address) + " " + hex_digits(static_cast<uint8_t>((*bytes)[0]), 2) +
+           "              (bad)\n";
   }
   std::string hexbytes;
   for (size_t i = 0; i < insn->length; ++i) hexbytes += hex_digits(static_cast<uint8_t>((*bytes)[i]), 2);
@@ -336,7 +345,8 @@ std::string session::register_block(const register_values* frame_values) {
                                                          {6, "zr"},  {4, "ac"},  {2, "pe"}, {0, "cy"}};
     static const char* const kClear[] = {"nv", "up", "di", "pl", "nz", "na", "po", "nc"};
     std::string flags;
-    for (size_t i = 0; i < 8; ++i) flags += std::string(((efl >> kFlags[i].first) & 1) ? kFlags[i].second : kClear[i]) + " ";
+    for (size_t i = 0; i < 8; ++i)
+      flags += std::string(((efl >> kFlags[i].first) & 1) ? kFlags[i].second : kClear[i]) + " ";
     std::string segs;
     for (const char* s : {"cs", "ss", "ds", "es", "fs", "gs"}) {
       if (auto x = get(s)) segs += std::string(s) + "=" + hex_digits(*x, 4) + "  ";
@@ -372,7 +382,8 @@ absl::Status session::disarm(const breakpoint& b) {
   if (!b.resolved) return absl::OkStatus();
   // Another enabled breakpoint of the same kind at the same place keeps the site armed.
   for (const auto& other : breakpoints_) {
-    if (&other != &b && other.live() && other.type == b.type && other.address == b.address && other.length == b.length) {
+    if (&other != &b && other.live() && other.type == b.type && other.address == b.address &&
+        other.length == b.length) {
       return absl::OkStatus();
     }
   }
@@ -420,7 +431,8 @@ absl::StatusOr<bool> session::accept_stop(const toolhost_dt_stop_t& stop) {
     last_stop_ = stop;
     std::string text = std::string("The target exited: ") + stop.description;
     if (stop.reason == TOOLHOST_DT_STOP_TERMINATED) {
-      if (const auto* info = signals::by_number(static_cast<int>(stop.code))) text += std::string(", ") + info->description;
+      if (const auto* info = signals::by_number(static_cast<int>(stop.code)))
+        text += std::string(", ") + info->description;
     }
     out_ += text + "\n";
     return true;
@@ -431,8 +443,8 @@ absl::StatusOr<bool> session::accept_stop(const toolhost_dt_stop_t& stop) {
     if (!signals_.stops(number)) {
       // Not a stop: pass it on (or drop it, when handled) at once, noting it if asked to.
       if (signals_.notifies(number)) {
-        note(signal_line(stop, event) + (signals_.delivers(number) ? " - delivered to the program"
-                                                                    : " - handled, not delivered"));
+        note(signal_line(stop, event) +
+             (signals_.delivers(number) ? " - delivered to the program" : " - handled, not delivered"));
       }
       pending_signal_ = number;
       if (auto s = resume_target(last_resume_, std::nullopt); !s.ok()) return s;
@@ -489,7 +501,8 @@ absl::StatusOr<bool> session::accept_stop(const toolhost_dt_stop_t& stop) {
     if (stops) {
       hit->passes_left = hit->passes;
       banner += "Breakpoint " + std::to_string(hit->id) + " hit";
-      if (stop.reason == TOOLHOST_DT_STOP_WATCHPOINT && stop.address != 0) banner += " (data at " + address_text(stop.address) + ")";
+      if (stop.reason == TOOLHOST_DT_STOP_WATCHPOINT && stop.address != 0)
+        banner += " (data at " + address_text(stop.address) + ")";
       if (hit->one_shot) {
         const breakpoint copy = *hit;
         hit->enabled = false;
@@ -703,7 +716,8 @@ line_result session::run_line(std::string_view line, std::chrono::milliseconds t
     }
     if ((kind == run_kind::halted || kind == run_kind::resume) && running()) {
       if (!can_stop()) {
-        out_ += "'" + text + "' needs a halted target and nothing is set to stop it (no breakpoint); use `break` first.\n";
+        out_ +=
+            "'" + text + "' needs a halted target and nothing is set to stop it (no breakpoint); use `break` first.\n";
         result.error = true;
         break;
       }
@@ -716,7 +730,8 @@ line_result session::run_line(std::string_view line, std::chrono::milliseconds t
       if (!*stopped) {
         out_ += "The target is still running after " + std::to_string(timeout.count()) + " ms; '" + text +
                 "' was not run. " +
-                (break_sent_ ? break_in_failure() : "Re-issue it to keep waiting, or `break` to stop the target.") + "\n";
+                (break_sent_ ? break_in_failure() : "Re-issue it to keep waiting, or `break` to stop the target.") +
+                "\n";
         result.error = true;
         break;
       }
@@ -941,7 +956,8 @@ std::string session::target_json() {
     const std::string pid = target_->hint("pid");
     std::string process = "null";
     if (!exe.empty()) {
-      process = R"({"name":)" + sdk::quote(exe.substr(exe.rfind('/') + 1)) + R"(,"pid":)" + (pid.empty() ? "null" : pid) + "}";
+      process = R"({"name":)" + sdk::quote(exe.substr(exe.rfind('/') + 1)) + R"(,"pid":)" +
+                (pid.empty() ? "null" : pid) + "}";
     }
     j += R"(,"attached_process":null,"stopped_process":)" + (is_running ? std::string("null") : process);
     j += R"(,"coherent":)" + std::string(exited_ || windows_pending_ ? "false" : "true");

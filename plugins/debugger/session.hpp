@@ -72,8 +72,8 @@ class session final : public expression_context {
   // `cancelled` is polled while waiting.
   // `progress` (may be empty) reports long work in the call: symbol downloads.
   using progress_fn = std::function<void(double done, double total, const std::string& message)>;
-  line_result run_line(std::string_view line, std::chrono::milliseconds timeout,
-                       const std::function<bool()>& cancelled, const progress_fn& progress = {});
+  line_result run_line(std::string_view line, std::chrono::milliseconds timeout, const std::function<bool()>& cancelled,
+                       const progress_fn& progress = {});
   // Between calls: collects a stop if one arrived, resumes it when it does not count, else
   // keeps its rendering for the next call. Called with the session's lock held.
   void service();
@@ -148,14 +148,14 @@ class session final : public expression_context {
   struct frame {
     uint64_t ip = 0, sp = 0, return_address = 0;
     frame_origin how = frame_origin::context;
-    bool activation = true;         // ip is exact (frame 0, or a frame a signal interrupted)
-    bool signal_trampoline = false; // the kernel's signal return path (gdb: <signal handler called>)
-    unwind_registers regs;          // the physical frame's registers, as far as the walk knows them
-    size_t physical = 0;            // index of the physical frame
-    size_t group = 0;               // frames of one physical frame's inline chain share a group; a tail call has its own
-    size_t inline_depth = 0;        // 0: the innermost function at ip; 1: the one it is inlined into ...
-    bool inlined = false;           // an inline function's frame
-    bool tail_call = false;         // a function that tail-called the frame below (no frame of its own)
+    bool activation = true;          // ip is exact (frame 0, or a frame a signal interrupted)
+    bool signal_trampoline = false;  // the kernel's signal return path (gdb: <signal handler called>)
+    unwind_registers regs;           // the physical frame's registers, as far as the walk knows them
+    size_t physical = 0;             // index of the physical frame
+    size_t group = 0;         // frames of one physical frame's inline chain share a group; a tail call has its own
+    size_t inline_depth = 0;  // 0: the innermost function at ip; 1: the one it is inlined into ...
+    bool inlined = false;     // an inline function's frame
+    bool tail_call = false;   // a function that tail-called the frame below (no frame of its own)
     const module* mod = nullptr;
     const symbol_source* source = nullptr;  // the source that named the frame (lines, variables)
     std::string function;                   // the debug information's name; "" when none
@@ -215,7 +215,8 @@ class session final : public expression_context {
   // Reads stack words through `pages` (a page per read, at most 256 pages).
   stack_reader stack_memory(std::map<uint64_t, std::string>& pages);
   // The parameters and locals of frames[index] (its caller resolves values at the entry).
-  std::vector<variable_value> frame_variables(const std::vector<frame>& frames, size_t index, const stack_reader& memory);
+  std::vector<variable_value> frame_variables(const std::vector<frame>& frames, size_t index,
+                                              const stack_reader& memory);
   // The registers of the frame .frame selected (nullopt for frame 0): those the walk knows.
   std::optional<register_values> selected_frame_registers();
   // k's lines for `frames` (and its JSON in `json` when given).
@@ -271,7 +272,7 @@ class session final : public expression_context {
   std::shared_ptr<const symbol_source> pdb_for(const module& m, const pe::image& image, std::string& problem);
   // A type named "module!Type" or "Type" (nt first, then every module with types).
   absl::StatusOr<std::pair<const types::type_table*, std::string>> find_type(std::string_view name,
-                                                                              std::optional<types::type_id>& id);
+                                                                             std::optional<types::type_id>& id);
   void refresh_threads();
   absl::Status usage_error(const std::string& name, const std::string& problem) const;
   bool can_stop() const;
@@ -294,7 +295,7 @@ class session final : public expression_context {
   bool signals_dirty_ = true;  // the backend's background set must be sent before resuming
   int pending_signal_ = 0;     // intercepted at the last stop, not yet delivered or dropped
   toolhost_dt_resume_t last_resume_ = TOOLHOST_DT_CONTINUE;
-  std::string notices_;        // sxn notices collected between calls
+  std::string notices_;  // sxn notices collected between calls
   size_t notice_count_ = 0, notices_dropped_ = 0;
   bool exited_ = false;
   bool detach_requested_ = false, detach_skipped_rest_ = false;
@@ -302,7 +303,7 @@ class session final : public expression_context {
   // While it is pending a halted-only command waits for the stop it should bring.
   std::optional<clock::time_point> break_sent_;
   bool modules_stale_ = true;
-  uint64_t next_display_ = 0;   // where a bare `db` continues
+  uint64_t next_display_ = 0;  // where a bare `db` continues
   uint64_t next_unassemble_ = 0;
 
   // The call in progress.
@@ -313,10 +314,10 @@ class session final : public expression_context {
   const progress_fn* progress_ = nullptr;
   symbols::symbol_path sympath_;
   std::optional<windows::kernel> windows_;
-  bool windows_pending_ = false;         // rebooted: rediscovery pending
-  bool had_windows_ = false;             // a Windows kernel was found once
-  bool windows_retry_ = false;           // rediscovery not yet tried since the last stop
-  std::string windows_problem_;          // why discovery failed (vertarget, .process)
+  bool windows_pending_ = false;           // rebooted: rediscovery pending
+  bool had_windows_ = false;               // a Windows kernel was found once
+  bool windows_retry_ = false;             // rediscovery not yet tried since the last stop
+  std::string windows_problem_;            // why discovery failed (vertarget, .process)
   std::optional<windows::process> scope_;  // .process
   uint64_t implicit_thread_ = 0;           // .thread
   std::chrono::milliseconds symbol_timeout_{20000};

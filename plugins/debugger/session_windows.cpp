@@ -24,9 +24,12 @@ uint64_t hint_number(const target& t, std::string_view name) {
 
 absl::Status session::need_windows(const std::string& name) const {
   if (windows_) return absl::OkStatus();
-  if (windows_pending_) return absl::FailedPreconditionError("the target rebooted and its kernel is not found again yet; '" + name + "' waits for the next stop");
-  return absl::FailedPreconditionError("'" + name + "' needs a Windows kernel target" +
-                                       (windows_problem_.empty() ? std::string(" (this one is not)") : ": " + windows_problem_));
+  if (windows_pending_)
+    return absl::FailedPreconditionError("the target rebooted and its kernel is not found again yet; '" + name +
+                                         "' waits for the next stop");
+  return absl::FailedPreconditionError(
+      "'" + name + "' needs a Windows kernel target" +
+      (windows_problem_.empty() ? std::string(" (this one is not)") : ": " + windows_problem_));
 }
 
 void session::discover_windows() {
@@ -232,12 +235,16 @@ std::string session::windows_version_text(std::string& json) {
   const windows::kernel& k = *windows_;
   if (threads_.empty()) refresh_threads();
   const size_t processors = std::max<size_t>(threads_.size(), 1);
-  std::string out = absl::StrFormat("Windows %u Kernel Version %u %s (%u procs) Free x64\n", k.major() != 0 ? k.major() : 10, k.build(),
-                                    processors > 1 ? "MP" : "UP", processors);
-  out += absl::StrFormat("Kernel base = 0x%s PsLoadedModuleList = 0x%s\n", address_text(k.kernel_base()), address_text(k.module_list()));
+  std::string out =
+      absl::StrFormat("Windows %u Kernel Version %u %s (%u procs) Free x64\n", k.major() != 0 ? k.major() : 10,
+                      k.build(), processors > 1 ? "MP" : "UP", processors);
+  out += absl::StrFormat("Kernel base = 0x%s PsLoadedModuleList = 0x%s\n", address_text(k.kernel_base()),
+                         address_text(k.module_list()));
   out += "Found through " + k.how() + "; layout from the " + k.layout().note + "\n";
   if (k.kdbg() != 0) {
-    out += "KDBG at " + address_text(k.kdbg()) + (k.kdbg_was_encoded() ? " (encoded; decoded with KiWaitNever, KiWaitAlways and KdpDataBlockEncoded)" : "") + "\n";
+    out += "KDBG at " + address_text(k.kdbg()) +
+           (k.kdbg_was_encoded() ? " (encoded; decoded with KiWaitNever, KiWaitAlways and KdpDataBlockEncoded)" : "") +
+           "\n";
   }
   for (const auto& note : k.notes()) out += "Note: " + note + "\n";
   json = absl::StrFormat(

@@ -56,7 +56,8 @@ absl::StatusOr<std::string> signal_filters::apply(std::string_view command, std:
     } else if (const sig::signal_info* s = sig::by_name(word)) {
       chosen.push_back(s->number);
     } else {
-      return absl::InvalidArgumentError("'" + word + "' is not a signal; name one (SIGUSR1, usr1) or give its decimal "
+      return absl::InvalidArgumentError("'" + word +
+                                        "' is not a signal; name one (SIGUSR1, usr1) or give its decimal "
                                         "number (10); `sx` lists them");
     }
   }
@@ -67,8 +68,9 @@ absl::StatusOr<std::string> signal_filters::apply(std::string_view command, std:
   if (handling) {
     // WinDbg: sxe -h marks the event handled, sxd -h not handled.
     if (command != "sxe" && command != "sxd") {
-      return absl::InvalidArgumentError("-h goes with sxe (handled: resuming keeps the signal from the program) or "
-                                        "sxd (not handled: resuming delivers it)");
+      return absl::InvalidArgumentError(
+          "-h goes with sxe (handled: resuming keeps the signal from the program) or "
+          "sxd (not handled: resuming delivers it)");
     }
     const bool handled = command == "sxe";
     for (int n : chosen) filters_[n].handled = handled;

@@ -56,9 +56,8 @@ void symbol_table::set_modules(const std::vector<module_info>& list) {
     mod.path = m.path;
     mod.base = m.base;
     mod.size = m.size;
-    auto old = std::find_if(modules_.begin(), modules_.end(), [&](const module& o) {
-      return o.path == m.path && o.base == m.base && o.size == m.size;
-    });
+    auto old = std::find_if(modules_.begin(), modules_.end(),
+                            [&](const module& o) { return o.path == m.path && o.base == m.base && o.size == m.size; });
     if (old != modules_.end()) {
       mod.state = old->state;
       mod.symbols = std::move(old->symbols);
@@ -112,7 +111,9 @@ absl::StatusOr<uint64_t> symbol_table::resolve(std::string_view name) const {
   const auto bang = name.find('!');
   if (bang != std::string_view::npos) {
     const module* m = find_module(name.substr(0, bang));
-    if (m == nullptr) return absl::NotFoundError("no module named '" + std::string(name.substr(0, bang)) + "' is loaded (lm lists them)");
+    if (m == nullptr)
+      return absl::NotFoundError("no module named '" + std::string(name.substr(0, bang)) +
+                                 "' is loaded (lm lists them)");
     ensure_loaded(*m);
     if (m->symbols.sources.empty()) {
       return absl::NotFoundError("module " + m->name + " has no symbols" +
@@ -135,7 +136,8 @@ absl::StatusOr<uint64_t> symbol_table::resolve(std::string_view name) const {
     }
   }
   if (const module* m = find_module(name)) return m->base;
-  return absl::NotFoundError(modules_.empty() ? "no modules are known yet" : "no module has a symbol '" + std::string(name) + "'");
+  return absl::NotFoundError(modules_.empty() ? "no modules are known yet"
+                                              : "no module has a symbol '" + std::string(name) + "'");
 }
 
 std::string symbol_table::describe(uint64_t address) const { return describe(address, address); }

@@ -14,7 +14,8 @@ using sdk::string_writer;
 
 namespace {
 // An entry appended to the interface after a backend was built is absent from its table.
-#define TOOLHOST_DT_OFFERS(raw, field) (TOOLHOST_HAS_FIELD(raw, toolhost_debug_target_t, field) && (raw)->field != nullptr)
+#define TOOLHOST_DT_OFFERS(raw, field) \
+  (TOOLHOST_HAS_FIELD(raw, toolhost_debug_target_t, field) && (raw)->field != nullptr)
 }  // namespace
 
 target::target(toolhost_debug_target_t* raw, std::string backend) : raw_(raw), backend_(std::move(backend)) {
@@ -157,8 +158,7 @@ absl::Status target::set_breakpoint(toolhost_dt_breakpoint_type_t type, uint64_t
 
 absl::Status target::clear_breakpoint(toolhost_dt_breakpoint_type_t type, uint64_t address, uint32_t length) {
   string_writer error;
-  return check(raw_->clear_breakpoint(raw_, type, address, length, error.raw()), error.text(),
-               "clearing a breakpoint");
+  return check(raw_->clear_breakpoint(raw_, type, address, length, error.raw()), error.text(), "clearing a breakpoint");
 }
 
 absl::Status target::resume(toolhost_dt_resume_t how, int64_t thread, int signal) {
@@ -202,8 +202,8 @@ absl::StatusOr<std::optional<toolhost_dt_stop_t>> target::wait_stop(std::chrono:
   toolhost_dt_stop_t stop{};
   stop.struct_size = sizeof(stop);
   string_writer error;
-  const auto code = raw_->wait_stop(raw_, static_cast<uint32_t>(std::max<int64_t>(0, timeout.count())), &stop,
-                                    error.raw());
+  const auto code =
+      raw_->wait_stop(raw_, static_cast<uint32_t>(std::max<int64_t>(0, timeout.count())), &stop, error.raw());
   if (code == TOOLHOST_ERR_TIMEOUT) return std::optional<toolhost_dt_stop_t>();
   if (code == TOOLHOST_ERR_WRONG_STATE) return std::optional<toolhost_dt_stop_t>();
   if (auto s = check(code, error.text(), "waiting for a stop"); !s.ok()) return s;

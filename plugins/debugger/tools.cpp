@@ -81,18 +81,17 @@ absl::StatusOr<std::string> debugger_tools::attach(const std::string& backend, c
     for (const char* b : kBackends) {
       if (lookup_(b) != nullptr) available += std::string(available.empty() ? "" : ", ") + b;
     }
-    return absl::UnavailableError("the " + backend + " backend is not loaded in this server (add the \"" + backend +
-                                  "-backend\" plugin to its plugins list). Available here: " +
-                                  (available.empty() ? "none" : available) + ".");
+    return absl::UnavailableError(
+        "the " + backend + " backend is not loaded in this server (add the \"" + backend +
+        "-backend\" plugin to its plugins list). Available here: " + (available.empty() ? "none" : available) + ".");
   }
   // Every minor of our major: the fields of 1.0 are all we need (see debug_target.h).
   constexpr size_t kFactory10 = offsetof(toolhost_debug_target_factory_t, open) + sizeof(factory->open);
   if (factory->struct_size < kFactory10 || factory->open == nullptr) {
-    return absl::FailedPreconditionError("the " + backend + " backend's factory is malformed (struct_size " +
-                                         std::to_string(factory->struct_size) + ", " +
-                                         (factory->struct_size < kFactory10 ? "shorter than debug-target 1.0"
-                                                                            : "no open function") +
-                                         "); rebuild the backend against this SDK");
+    return absl::FailedPreconditionError(
+        "the " + backend + " backend's factory is malformed (struct_size " + std::to_string(factory->struct_size) +
+        ", " + (factory->struct_size < kFactory10 ? "shorter than debug-target 1.0" : "no open function") +
+        "); rebuild the backend against this SDK");
   }
   if (factory->version != TOOLHOST_DEBUG_TARGET_MAJOR) {
     const uint32_t minor = TOOLHOST_HAS_FIELD(factory, toolhost_debug_target_factory_t, minor) ? factory->minor : 0;
@@ -104,8 +103,8 @@ absl::StatusOr<std::string> debugger_tools::attach(const std::string& backend, c
   std::string where = connect;
   if (where.empty() && factory->default_connect != nullptr) where = factory->default_connect;
   sdk::string_writer error;
-  toolhost_debug_target_t* raw = factory->open(factory, where.c_str(), key.empty() ? nullptr : key.c_str(), nullptr,
-                                               10000, error.raw());
+  toolhost_debug_target_t* raw =
+      factory->open(factory, where.c_str(), key.empty() ? nullptr : key.c_str(), nullptr, 10000, error.raw());
   if (raw == nullptr) {
     std::string text = error.text().empty() ? "the " + backend + " backend could not open " + where : error.text();
     if (factory->connect_help != nullptr) text += " (connect: " + std::string(factory->connect_help) + ")";
@@ -140,8 +139,8 @@ sdk::result debugger_tools::open(const std::string& backend, const std::string& 
   if (!text.ok()) return sdk::result::error(std::string(text.status().message()));
   const auto threads = session_->tgt().threads();
   const std::string json = R"({"status":"connected","backend":)" + sdk::quote(backend_) + R"(,"connect":)" +
-                           sdk::quote(connect_) + R"(,"processors":)" + std::to_string(threads.size()) +
-                           R"(,"kind":)" + sdk::quote(session_->tgt().kind()) + "}";
+                           sdk::quote(connect_) + R"(,"processors":)" + std::to_string(threads.size()) + R"(,"kind":)" +
+                           sdk::quote(session_->tgt().kind()) + "}";
   auto line = session_->run_line("", std::chrono::milliseconds(0), [] { return false; });
   return sdk::result::structured(json).add_text("Connected to " + backend_ + " at " + connect_ + ".\n" + *text +
                                                 line.trailer);
@@ -170,8 +169,8 @@ sdk::result debugger_tools::command(const std::string& line, int64_t timeout_ms,
     // Launch-time attach: the server's settings name the target, as ntoseye's --backend flags.
     auto text = attach(launch_.backend, launch_.connect, launch_.key);
     if (!text.ok()) {
-      return sdk::result::error("Could not attach to the configured target (" + launch_.backend + "): " +
-                                std::string(text.status().message()));
+      return sdk::result::error("Could not attach to the configured target (" + launch_.backend +
+                                "): " + std::string(text.status().message()));
     }
     preface = "Attached to " + backend_ + " at " + connect_ + ".\n" + *text;
   }
@@ -193,7 +192,8 @@ sdk::result debugger_tools::command(const std::string& line, int64_t timeout_ms,
   if (session_->detach_requested()) {
     const bool skipped = session_->detach_skipped_rest();
     session_.reset();  // the backend removes its breakpoints and lets the target run
-    r.output += "Detached from " + backend_ + " at " + connect_ + ": the breakpoints are removed and the target runs on. "
+    r.output += "Detached from " + backend_ + " at " + connect_ +
+                ": the breakpoints are removed and the target runs on. "
                 "`open` attaches again.\n";
     if (skipped) r.output += "The commands after .detach on the line were not run.\n";
     r.trailer = "[no target]";
@@ -214,16 +214,18 @@ sdk::result debugger_tools::command(const std::string& line, int64_t timeout_ms,
   body += r.trailer;
   if (format == "json") {
     const std::string json = R"({"ok":)" + std::string(r.error ? "false" : "true") + R"(,"output":)" +
-                             sdk::quote(paged) + R"(,"result":)" + r.result_json +
-                             R"(,"target":)" + r.target_json + R"(,"debug_output":)" + debug + "}";
+                             sdk::quote(paged) + R"(,"result":)" + r.result_json + R"(,"target":)" + r.target_json +
+                             R"(,"debug_output":)" + debug + "}";
     return sdk::result::structured(json).add_text(body).set_error(r.error);
   }
   return sdk::result::text(body).set_error(r.error);
 }
 
 sdk::result debugger_tools::output(int64_t id, int64_t offset, int64_t limit, const std::string& filter) {
-  if (id <= 0 || offset < 0 || limit < 0) return sdk::result::error("id is at least 1; offset and limit are not negative.");
-  auto text = store_.read(static_cast<uint64_t>(id), static_cast<uint64_t>(offset), static_cast<uint64_t>(limit), filter);
+  if (id <= 0 || offset < 0 || limit < 0)
+    return sdk::result::error("id is at least 1; offset and limit are not negative.");
+  auto text =
+      store_.read(static_cast<uint64_t>(id), static_cast<uint64_t>(offset), static_cast<uint64_t>(limit), filter);
   if (!text.ok()) return sdk::result::error(std::string(text.status().message()));
   return sdk::result::text(*text);
 }

@@ -81,7 +81,8 @@ bool is_kernel_name(std::string name) {
 
 }  // namespace
 
-uint64_t decode_kdbg_qword(uint64_t encoded, uint64_t wait_never, uint64_t wait_always, uint64_t block_encoded_address) {
+uint64_t decode_kdbg_qword(uint64_t encoded, uint64_t wait_never, uint64_t wait_always,
+                           uint64_t block_encoded_address) {
   return wait_always ^ __builtin_bswap64(block_encoded_address ^ rol(encoded ^ wait_never, wait_never & 63));
 }
 
@@ -154,8 +155,9 @@ absl::StatusOr<kernel> kernel::discover(const memory_access& memory, const hints
       if (self >= 0 && maps_kuser(memory, p)) k.dtb_ = p;
     }
     if (k.dtb_ == 0) {
-      return absl::NotFoundError("no page in the first 16 MiB of physical memory is a Windows directory table "
-                                 "(a PML4 that maps itself and KUSER_SHARED_DATA)");
+      return absl::NotFoundError(
+          "no page in the first 16 MiB of physical memory is a Windows directory table "
+          "(a PML4 that maps itself and KUSER_SHARED_DATA)");
     }
     k.how_ = "directory-table scan";
   } else {
@@ -181,9 +183,12 @@ absl::StatusOr<kernel> kernel::discover(const memory_access& memory, const hints
         // Skip what the missing level covers.
         uint64_t step = 0x1000;
         const std::string why(t.status().message());
-        if (why.find("PML4E") != std::string::npos) step = 1ull << 39;
-        else if (why.find("PDPTE") != std::string::npos) step = 1ull << 30;
-        else if (why.find("PDE") != std::string::npos) step = 1ull << 21;
+        if (why.find("PML4E") != std::string::npos)
+          step = 1ull << 39;
+        else if (why.find("PDPTE") != std::string::npos)
+          step = 1ull << 30;
+        else if (why.find("PDE") != std::string::npos)
+          step = 1ull << 21;
         va = (va & ~(step - 1)) + step;
         continue;
       }
@@ -195,14 +200,16 @@ absl::StatusOr<kernel> kernel::discover(const memory_access& memory, const hints
     }
     if (k.kernel_base_ != 0) k.how_ += ", kernel-image scan";
   }
-  if (k.kernel_base_ == 0) return absl::NotFoundError("no Windows kernel image (MZ with a POOLCODE section) is mapped in the kernel's window");
+  if (k.kernel_base_ == 0)
+    return absl::NotFoundError("no Windows kernel image (MZ with a POOLCODE section) is mapped in the kernel's window");
   std::vector<uint8_t> header(0x1000);
   const bool header_read = k.read(0, k.kernel_base_, header) == header.size();
   // The image there must be ntoskrnl: its header (POOLCODE), else, when that page is paged out,
   // the loader entry's name. Anything else (a driver first in a test's module list, a KD target
   // that is not Windows) leaves the target a plain one.
   if (header_read ? !is_kernel_header(header) : !is_kernel_name(k.first_module_name(h.module_list))) {
-    return absl::NotFoundError(absl::StrFormat("the image at %016x is not a Windows kernel (no POOLCODE section)", k.kernel_base_));
+    return absl::NotFoundError(
+        absl::StrFormat("the image at %016x is not a Windows kernel (no POOLCODE section)", k.kernel_base_));
   }
   if (header_read) {
     const uint32_t lfanew = get_u32(header, 0x3c);
@@ -262,7 +269,8 @@ void kernel::attach_symbols(const nt_symbols& nt) {
   }
   // Encoded (Windows 8 and later, booted without /debug): KdCopyDataBlock's transform with
   // nt!KiWaitNever, nt!KiWaitAlways and the address of nt!KdpDataBlockEncoded.
-  const uint64_t never_at = address("KiWaitNever"), always_at = address("KiWaitAlways"), flag_at = address("KdpDataBlockEncoded");
+  const uint64_t never_at = address("KiWaitNever"), always_at = address("KiWaitAlways"),
+                 flag_at = address("KdpDataBlockEncoded");
   if (kdbg_ == 0 && never_at != 0 && always_at != 0 && flag_at != 0) {
     const auto never = read_u64(never_at), always = read_u64(always_at);
     for (uint64_t c : candidates) {
@@ -315,7 +323,8 @@ absl::StatusOr<process> kernel::process_at(uint64_t eprocess) const {
   p.vad_root = get_u64(b, l.vad_root);
   p.create_time = static_cast<int64_t>(get_u64(b, l.create_time));
   p.active_threads = get_u32(b, l.active_threads);
-  for (size_t i = 0; i < 15 && b[l.image_file_name + i] != 0; ++i) p.image += static_cast<char>(b[l.image_file_name + i]);
+  for (size_t i = 0; i < 15 && b[l.image_file_name + i] != 0; ++i)
+    p.image += static_cast<char>(b[l.image_file_name + i]);
   // _MM_SESSION_SPACE.SessionId sits 8 bytes in.
   if (p.session != 0) {
     if (auto id = read_u32(p.session + 8)) p.session_id = *id;
@@ -327,7 +336,9 @@ absl::StatusOr<std::vector<process>> kernel::processes() const {
   uint64_t head = active_process_head_;
   uint64_t first = 0;
   if (head == 0) {
-    if (initial_process_ == 0) return absl::NotFoundError("neither PsActiveProcessHead nor PsInitialSystemProcess is known (load nt's PDB: .reload /f nt)");
+    if (initial_process_ == 0)
+      return absl::NotFoundError(
+          "neither PsActiveProcessHead nor PsInitialSystemProcess is known (load nt's PDB: .reload /f nt)");
     head = initial_process_ + layout_.active_process_links;  // walk from System's own link
     first = initial_process_;
   }
@@ -356,10 +367,12 @@ absl::StatusOr<std::vector<process>> kernel::processes() const {
 
 absl::StatusOr<thread> kernel::thread_at(uint64_t ethread) const {
   const nt_layout& l = layout_;
-  const uint64_t span = std::max({l.ethread_thread_list_entry + 16, l.ethread_cid + 16, l.ethread_win32_start_address + 8,
-                                  l.kthread_user_time + 4, l.kthread_thread_list_entry + 16});
+  const uint64_t span =
+      std::max({l.ethread_thread_list_entry + 16, l.ethread_cid + 16, l.ethread_win32_start_address + 8,
+                l.kthread_user_time + 4, l.kthread_thread_list_entry + 16});
   std::vector<uint8_t> b(span);
-  if (read(0, ethread, b) != b.size()) return absl::NotFoundError(absl::StrFormat("the _ETHREAD at %016x is not readable", ethread));
+  if (read(0, ethread, b) != b.size())
+    return absl::NotFoundError(absl::StrFormat("the _ETHREAD at %016x is not readable", ethread));
   thread t;
   t.ethread = ethread;
   t.process = get_u64(b, l.kthread_process);
@@ -429,7 +442,8 @@ absl::StatusOr<std::vector<loaded_module>> kernel::kernel_modules() const {
 absl::StatusOr<std::vector<loaded_module>> kernel::user_modules(const process& p) const {
   if (p.peb == 0) return std::vector<loaded_module>();
   auto ldr = read_u64(p.peb + layout_.peb_ldr, p.dtb);
-  if (!ldr) return absl::NotFoundError(absl::StrFormat("the PEB of %s at %016x is not readable (paged out?)", p.image, p.peb));
+  if (!ldr)
+    return absl::NotFoundError(absl::StrFormat("the PEB of %s at %016x is not readable (paged out?)", p.image, p.peb));
   std::vector<loaded_module> out;
   if (*ldr == 0) return out;
   const uint64_t head = *ldr + layout_.ldr_in_load_order;

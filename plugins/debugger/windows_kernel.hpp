@@ -27,13 +27,13 @@ struct memory_access {
 // What the backend told us (describe's hints); 0 when it did not say.
 struct hints {
   uint64_t dtb = 0;
-  uint64_t cr3 = 0;                 // the stopped vCPU's, a candidate when `dtb` is not given
+  uint64_t cr3 = 0;  // the stopped vCPU's, a candidate when `dtb` is not given
   uint64_t kernel_base = 0;
-  uint64_t module_list = 0;         // PsLoadedModuleList
-  uint64_t active_process_head = 0; // PsActiveProcessHead
-  uint64_t kdbg = 0;                // the KDBG itself (a dump header's KdDebuggerDataBlock)
-  uint64_t kdbg_list = 0;           // KdpDebuggerDataListHead (KD's DebuggerDataList)
-  std::string source;               // "dump header", "KD GetVersion", ...
+  uint64_t module_list = 0;          // PsLoadedModuleList
+  uint64_t active_process_head = 0;  // PsActiveProcessHead
+  uint64_t kdbg = 0;                 // the KDBG itself (a dump header's KdDebuggerDataBlock)
+  uint64_t kdbg_list = 0;            // KdpDebuggerDataListHead (KD's DebuggerDataList)
+  std::string source;                // "dump header", "KD GetVersion", ...
 };
 
 struct process {
@@ -90,7 +90,7 @@ class kernel {
   uint64_t active_process_head() const { return active_process_head_; }
   uint64_t processor_block() const { return processor_block_; }  // KiProcessorBlock
   const nt_layout& layout() const { return layout_; }
-  const std::string& how() const { return how_; }          // how it was found
+  const std::string& how() const { return how_; }                   // how it was found
   const std::vector<std::string>& notes() const { return notes_; }  // what did not work, for vertarget
 
   // Reads `va` in the address space of `dtb` (0: the kernel's) through the page tables, or, when

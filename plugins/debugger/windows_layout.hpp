@@ -16,8 +16,8 @@ namespace toolhost::debugger::windows {
 struct nt_layout {
   // _EPROCESS
   uint64_t eprocess_size = 0xa40;
-  uint64_t process_dtb = 0x28;        // Pcb.DirectoryTableBase
-  uint64_t process_user_dtb = 0x388;  // Pcb.UserDirectoryTableBase (KVA shadow)
+  uint64_t process_dtb = 0x28;          // Pcb.DirectoryTableBase
+  uint64_t process_user_dtb = 0x388;    // Pcb.UserDirectoryTableBase (KVA shadow)
   uint64_t process_thread_list = 0x30;  // Pcb.ThreadListHead (KTHREAD.ThreadListEntry)
   uint64_t unique_process_id = 0x440;
   uint64_t active_process_links = 0x448;
@@ -27,12 +27,13 @@ struct nt_layout {
   uint64_t peb = 0x550;
   uint64_t session = 0x558;
   uint64_t object_table = 0x570;
-  uint64_t image_file_name = 0x5a8;  // UCHAR[15]
+  uint64_t image_file_name = 0x5a8;   // UCHAR[15]
   uint64_t thread_list_head = 0x5e0;  // ETHREAD.ThreadListEntry
   uint64_t active_threads = 0x5f0;
   uint64_t vad_root = 0x7d8;
   // _KTHREAD
-  uint64_t kthread_stack_limit = 0x30, kthread_stack_base = 0x38, kthread_initial_stack = 0x28, kthread_kernel_stack = 0x58;
+  uint64_t kthread_stack_limit = 0x30, kthread_stack_base = 0x38, kthread_initial_stack = 0x28,
+           kthread_kernel_stack = 0x58;
   uint64_t kthread_trap_frame = 0x90;
   uint64_t kthread_apc_process = 0xb8;  // ApcState.Process
   uint64_t kthread_priority = 0xc3;

@@ -9,7 +9,8 @@ namespace toolhost::dump_backend {
 namespace {
 
 absl::StatusOr<std::unique_ptr<sdk::debug_target>> open(const sdk::open_request& request) {
-  if (request.connect.empty()) return absl::InvalidArgumentError("The dump backend needs the dump file's path as `connect`.");
+  if (request.connect.empty())
+    return absl::InvalidArgumentError("The dump backend needs the dump file's path as `connect`.");
   auto snap = open_dump(request.connect);
   if (!snap.ok()) return snap.status();
   return snapshots::make_session(std::move(*snap));

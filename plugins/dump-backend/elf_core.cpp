@@ -21,16 +21,17 @@ constexpr size_t kPrstatusPid = 32;
 constexpr size_t kPrstatusRegs = 112;
 constexpr size_t kPrstatusSize = kPrstatusRegs + 27 * 8;
 // user_regs_struct order.
-constexpr x86_reg kUserRegs[27] = {r15, r14, r13, r12, rbp, rbx, r11, r10, r9, r8, rax, rcx, rdx, rsi,
-                                   rdi, x86_reg_count /* orig_rax */, rip, cs, eflags, rsp, ss,
-                                   fs_base, gs_base, ds, es, fs, gs};
+constexpr x86_reg kUserRegs[27] = {
+    r15, r14, r13,    r12, rbp, rbx,     r11,     r10, r9, r8, rax, rcx, rdx, rsi, rdi, x86_reg_count /* orig_rax */,
+    rip, cs,  eflags, rsp, ss,  fs_base, gs_base, ds,  es, fs, gs};
 // elf_prpsinfo: pr_fname[16] at 40.
 constexpr size_t kPrpsinfoFname = 40;
 // QEMUCPUState (dump/dump.c): version, size, 18 u64 (rax..r15, rip, rflags), 10 segments of
 // 24 bytes (cs ds es fs gs ss ldt tr gdt idt: selector, limit, flags, pad u32, base u64),
 // cr[5], kernel_gs_base.
 constexpr size_t kQemuRegs = 8;
-constexpr x86_reg kQemuOrder[18] = {rax, rbx, rcx, rdx, rsi, rdi, rsp, rbp, r8, r9, r10, r11, r12, r13, r14, r15, rip, eflags};
+constexpr x86_reg kQemuOrder[18] = {rax, rbx, rcx, rdx, rsi, rdi, rsp, rbp, r8,
+                                    r9,  r10, r11, r12, r13, r14, r15, rip, eflags};
 constexpr size_t kQemuSegments = kQemuRegs + 18 * 8;
 constexpr x86_reg kQemuSegmentOrder[6] = {cs, ds, es, fs, gs, ss};
 constexpr size_t kQemuCr = kQemuSegments + 10 * 24;
@@ -59,9 +60,7 @@ struct segment {
   uint64_t offset;
 };
 
-std::string elf_problem(const char* what) {
-  return absl::StrFormat("%s: %s", what, elf_errmsg(-1));
-}
+std::string elf_problem(const char* what) { return absl::StrFormat("%s: %s", what, elf_errmsg(-1)); }
 
 class elf_core final : public snapshot {
  public:
@@ -127,11 +126,13 @@ class elf_core final : public snapshot {
       }
       h += absl::StrFormat(",\"executable\":\"%s\"", quoted);
     }
-    if (qemu_ && !threads.empty()) h += absl::StrFormat(",\"dtb\":\"0x%x\"", threads.front().values[register_index(cr3)]);
+    if (qemu_ && !threads.empty())
+      h += absl::StrFormat(",\"dtb\":\"0x%x\"", threads.front().values[register_index(cr3)]);
     if (qemu_) {
       std::string ram;
       for (const segment& s : segments_) {
-        ram += absl::StrFormat("%s{\"start\":\"0x%x\",\"end\":\"0x%x\"}", ram.empty() ? "" : ",", s.address, s.address + s.file_size);
+        ram += absl::StrFormat("%s{\"start\":\"0x%x\",\"end\":\"0x%x\"}", ram.empty() ? "" : ",", s.address,
+                               s.address + s.file_size);
       }
       h += ",\"ram\":[" + ram + "]";
     }
@@ -158,10 +159,12 @@ class elf_core final : public snapshot {
     GElf_Ehdr ehdr;
     if (gelf_getehdr(elf, &ehdr) == nullptr) return absl::InvalidArgumentError(elf_problem("no ELF header"));
     if (ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_machine != EM_X86_64) {
-      return absl::InvalidArgumentError("the ELF file is not x86-64 (e_machine/EI_CLASS); only x86-64 cores are supported");
+      return absl::InvalidArgumentError(
+          "the ELF file is not x86-64 (e_machine/EI_CLASS); only x86-64 cores are supported");
     }
     if (ehdr.e_type != ET_CORE) {
-      return absl::InvalidArgumentError(absl::StrFormat("the ELF file is not a core file (e_type is %u, not ET_CORE)", ehdr.e_type));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("the ELF file is not a core file (e_type is %u, not ET_CORE)", ehdr.e_type));
     }
     const uint64_t file_size = file_->bytes().size();
     if (ehdr.e_phoff > file_size || static_cast<uint64_t>(ehdr.e_phnum) * ehdr.e_phentsize > file_size - ehdr.e_phoff) {
@@ -177,7 +180,8 @@ class elf_core final : public snapshot {
     for (size_t i = 0; i < count; ++i) {
       GElf_Phdr ph;
       if (gelf_getphdr(elf, static_cast<int>(i), &ph) == nullptr) {
-        return absl::InvalidArgumentError(absl::StrFormat("program header %u lies outside the file (e_phoff/e_phnum)", i));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("program header %u lies outside the file (e_phoff/e_phnum)", i));
       }
       if (ph.p_type != PT_LOAD && ph.p_type != PT_NOTE) continue;
       if (ph.p_offset > file_size || ph.p_filesz > file_size - ph.p_offset) {
@@ -190,7 +194,8 @@ class elf_core final : public snapshot {
         continue;
       }
       if (ph.p_filesz > ph.p_memsz) {
-        return absl::InvalidArgumentError(absl::StrFormat("program header %u: p_filesz 0x%x exceeds p_memsz 0x%x", i, ph.p_filesz, ph.p_memsz));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("program header %u: p_filesz 0x%x exceeds p_memsz 0x%x", i, ph.p_filesz, ph.p_memsz));
       }
       if (ph.p_filesz == 0) continue;  // not saved (e.g. read-only file mappings in a gcore)
       virt.push_back({ph.p_vaddr, ph.p_filesz, ph.p_memsz, ph.p_offset});
@@ -201,14 +206,15 @@ class elf_core final : public snapshot {
     }
     if (qemu_) {
       if (qemu_states_.size() != prstatus_.size()) {
-        return absl::InvalidArgumentError(absl::StrFormat("the QEMU dump has %u NT_PRSTATUS notes but %u QEMU CPU notes",
-                                                          prstatus_.size(), qemu_states_.size()));
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "the QEMU dump has %u NT_PRSTATUS notes but %u QEMU CPU notes", prstatus_.size(), qemu_states_.size()));
       }
       segments_ = std::move(phys);
     } else {
       segments_ = std::move(virt);
     }
-    std::sort(segments_.begin(), segments_.end(), [](const segment& a, const segment& b) { return a.address < b.address; });
+    std::sort(segments_.begin(), segments_.end(),
+              [](const segment& a, const segment& b) { return a.address < b.address; });
     build_threads();
     return absl::OkStatus();
   }
@@ -222,13 +228,15 @@ class elf_core final : public snapshot {
     size_t desc_at = 0;
     while (at < data->d_size) {
       const size_t next = gelf_getnote(data, at, &nh, &name_at, &desc_at);
-      if (next == 0) return absl::InvalidArgumentError(absl::StrFormat("malformed note at offset 0x%x of the PT_NOTE segment", at));
+      if (next == 0)
+        return absl::InvalidArgumentError(absl::StrFormat("malformed note at offset 0x%x of the PT_NOTE segment", at));
       const auto* base = static_cast<const uint8_t*>(data->d_buf);
       const std::string_view name(reinterpret_cast<const char*>(base + name_at), nh.n_namesz > 0 ? nh.n_namesz - 1 : 0);
       const std::span<const uint8_t> desc(base + desc_at, nh.n_descsz);
       if (name == "CORE" && nh.n_type == kNtPrstatus) {
         if (desc.size() < kPrstatusSize) {
-          return absl::InvalidArgumentError(absl::StrFormat("NT_PRSTATUS note is %u bytes, shorter than x86-64's %u", desc.size(), kPrstatusSize));
+          return absl::InvalidArgumentError(
+              absl::StrFormat("NT_PRSTATUS note is %u bytes, shorter than x86-64's %u", desc.size(), kPrstatusSize));
         }
         prstatus_.emplace_back(desc.begin(), desc.end());
       } else if (name == "CORE" && nh.n_type == kNtPrpsinfo && desc.size() >= kPrpsinfoFname + 16) {
@@ -240,7 +248,8 @@ class elf_core final : public snapshot {
         if (absl::Status s = read_nt_file(desc); !s.ok()) return s;
       } else if (name == "QEMU") {
         if (desc.size() < kQemuSize) {
-          return absl::InvalidArgumentError(absl::StrFormat("QEMU CPU note is %u bytes, shorter than the %u it needs", desc.size(), kQemuSize));
+          return absl::InvalidArgumentError(
+              absl::StrFormat("QEMU CPU note is %u bytes, shorter than the %u it needs", desc.size(), kQemuSize));
         }
         qemu_ = true;
         qemu_states_.emplace_back(desc.begin(), desc.end());
@@ -255,7 +264,8 @@ class elf_core final : public snapshot {
     if (desc.size() < 16) return absl::InvalidArgumentError("NT_FILE note is shorter than its 16-byte header");
     const uint64_t n = u64_at(desc.data());
     if (n > (desc.size() - 16) / 24) {
-      return absl::InvalidArgumentError(absl::StrFormat("NT_FILE note declares %u files, more than its %u bytes hold", n, desc.size()));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("NT_FILE note declares %u files, more than its %u bytes hold", n, desc.size()));
     }
     const uint64_t page_size = u64_at(desc.data() + 8);
     size_t names = 16 + static_cast<size_t>(n) * 24;
@@ -270,7 +280,9 @@ class elf_core final : public snapshot {
       names += len + 1;
       const uint64_t start = u64_at(e);
       const uint64_t end = u64_at(e + 8);
-      if (end < start) return absl::InvalidArgumentError(absl::StrFormat("NT_FILE entry %u ends (0x%x) before it starts (0x%x)", i, end, start));
+      if (end < start)
+        return absl::InvalidArgumentError(
+            absl::StrFormat("NT_FILE entry %u ends (0x%x) before it starts (0x%x)", i, end, start));
       const uint64_t page = u64_at(e + 16);
       if (page_size != 0 && page <= UINT64_MAX / page_size) file_maps_.push_back({start, end, page * page_size, path});
       auto [it, inserted] = by_path.try_emplace(path);
@@ -293,11 +305,11 @@ class elf_core final : public snapshot {
 
   void build_threads() {
     if (qemu_) {
-      registers = {rax, rbx, rcx, rdx, rsi, rdi, rbp, rsp, r8, r9, r10, r11, r12, r13, r14, r15, rip, eflags,
-                   cs, ss, ds, es, fs, gs, fs_base, gs_base, cr0, cr2, cr3, cr4};
+      registers = {rax, rbx, rcx,    rdx, rsi, rdi, rbp, rsp, r8, r9,      r10,     r11, r12, r13, r14,
+                   r15, rip, eflags, cs,  ss,  ds,  es,  fs,  gs, fs_base, gs_base, cr0, cr2, cr3, cr4};
     } else {
-      registers = {rax, rbx, rcx, rdx, rsi, rdi, rbp, rsp, r8, r9, r10, r11, r12, r13, r14, r15, rip, eflags,
-                   cs, ss, ds, es, fs, gs, fs_base, gs_base};
+      registers = {rax, rbx, rcx, rdx, rsi,    rdi, rbp, rsp, r8, r9, r10, r11,     r12,
+                   r13, r14, r15, rip, eflags, cs,  ss,  ds,  es, fs, gs,  fs_base, gs_base};
     }
     for (size_t i = 0; i < prstatus_.size(); ++i) {
       const std::vector<uint8_t>& p = prstatus_[i];
@@ -356,7 +368,10 @@ class elf_core final : public snapshot {
       // Not saved in the core: a process core leaves out unmodified file mappings (code,
       // read-only data), which read from the mapped file, as gdb does.
       const uint64_t limit = next == segments_.end() ? UINT64_MAX : next->address;
-      const size_t chunk = qemu_ ? 0 : read_mapped_file(at, out.subspan(done, static_cast<size_t>(std::min<uint64_t>(out.size() - done, limit - at))));
+      const size_t chunk =
+          qemu_ ? 0
+                : read_mapped_file(
+                      at, out.subspan(done, static_cast<size_t>(std::min<uint64_t>(out.size() - done, limit - at))));
       if (chunk == 0) break;
       done += chunk;
     }

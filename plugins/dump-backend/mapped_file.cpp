@@ -41,10 +41,12 @@ absl::StatusOr<std::unique_ptr<mapped_file>> mapped_file::open(const std::string
   return f;
 }
 
-absl::StatusOr<std::unique_ptr<mapped_file>> mapped_file::copy_of(std::span<const uint8_t> bytes, const std::string& name) {
+absl::StatusOr<std::unique_ptr<mapped_file>> mapped_file::copy_of(std::span<const uint8_t> bytes,
+                                                                  const std::string& name) {
   if (bytes.empty()) return absl::InvalidArgumentError(absl::StrFormat("%s is empty", name));
   void* data = ::mmap(nullptr, bytes.size(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (data == MAP_FAILED) return absl::InternalError(absl::StrFormat("cannot map %u bytes: %s", bytes.size(), std::strerror(errno)));
+  if (data == MAP_FAILED)
+    return absl::InternalError(absl::StrFormat("cannot map %u bytes: %s", bytes.size(), std::strerror(errno)));
   std::memcpy(data, bytes.data(), bytes.size());
   std::unique_ptr<mapped_file> f(new mapped_file());
   f->data_ = static_cast<uint8_t*>(data);

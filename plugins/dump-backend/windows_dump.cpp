@@ -18,14 +18,16 @@ class windows_dump final : public snapshot {
   windows_dump(std::unique_ptr<mapped_file> file, windump::dump_reader reader)
       : file_(std::move(file)), reader_(std::move(reader)) {
     const windump::amd64_context& c = reader_.header().context;
-    registers = {rax, rbx, rcx, rdx, rsi, rdi, rbp, rsp, r8, r9, r10, r11, r12, r13, r14, r15, rip, eflags,
-                 cs, ss, ds, es, fs, gs, cr3};
+    registers = {rax, rbx, rcx, rdx, rsi,    rdi, rbp, rsp, r8, r9, r10, r11, r12,
+                 r13, r14, r15, rip, eflags, cs,  ss,  ds,  es, fs, gs,  cr3};
     thread_state t;
     t.id = 0;
     t.name = "processor 0 (context record)";
-    t.values = {c.rax, c.rbx, c.rcx, c.rdx, c.rsi, c.rdi, c.rbp, c.rsp, c.r8, c.r9, c.r10, c.r11, c.r12,
-                c.r13, c.r14, c.r15, c.rip, c.eflags, c.cs, c.ss, c.ds, c.es, c.fs, c.gs,
-                reader_.header().directory_table_base};
+    t.values = {c.rax, c.rbx, c.rcx,    c.rdx, c.rsi,
+                c.rdi, c.rbp, c.rsp,    c.r8,  c.r9,
+                c.r10, c.r11, c.r12,    c.r13, c.r14,
+                c.r15, c.rip, c.eflags, c.cs,  c.ss,
+                c.ds,  c.es,  c.fs,     c.gs,  reader_.header().directory_table_base};
     threads.push_back(std::move(t));
     walk_module_list();
   }
@@ -37,13 +39,15 @@ class windows_dump final : public snapshot {
 
   absl::StatusOr<size_t> read_physical(uint64_t address, std::span<uint8_t> out) override {
     const size_t n = reader_.read_physical(address, out);
-    if (n == 0) return absl::NotFoundError(absl::StrFormat("physical page 0x%x is not in the dump", address & ~0xfffull));
+    if (n == 0)
+      return absl::NotFoundError(absl::StrFormat("physical page 0x%x is not in the dump", address & ~0xfffull));
     return n;
   }
 
   absl::StatusOr<size_t> read_virtual(uint64_t address, std::span<uint8_t> out, int64_t) override {
-    return paging::read_virtual(reader_.header().directory_table_base, address, out,
-                                [this](uint64_t pa, std::span<uint8_t> buf) { return reader_.read_physical_exact(pa, buf); });
+    return paging::read_virtual(
+        reader_.header().directory_table_base, address, out,
+        [this](uint64_t pa, std::span<uint8_t> buf) { return reader_.read_physical_exact(pa, buf); });
   }
 
   toolhost_dt_stop_t initial_stop() const override {
@@ -55,12 +59,15 @@ class windows_dump final : public snapshot {
     if (h.bugcheck_code != 0) {
       s.reason = TOOLHOST_DT_STOP_BUGCHECK;
       s.code = h.bugcheck_code;
-      std::snprintf(s.description, sizeof s.description, "Bugcheck 0x%08x (0x%llx, 0x%llx, 0x%llx, 0x%llx)", h.bugcheck_code,
-                    static_cast<unsigned long long>(h.bugcheck_parameters[0]), static_cast<unsigned long long>(h.bugcheck_parameters[1]),
-                    static_cast<unsigned long long>(h.bugcheck_parameters[2]), static_cast<unsigned long long>(h.bugcheck_parameters[3]));
+      std::snprintf(s.description, sizeof s.description, "Bugcheck 0x%08x (0x%llx, 0x%llx, 0x%llx, 0x%llx)",
+                    h.bugcheck_code, static_cast<unsigned long long>(h.bugcheck_parameters[0]),
+                    static_cast<unsigned long long>(h.bugcheck_parameters[1]),
+                    static_cast<unsigned long long>(h.bugcheck_parameters[2]),
+                    static_cast<unsigned long long>(h.bugcheck_parameters[3]));
     } else {
       s.reason = TOOLHOST_DT_STOP_UNKNOWN;
-      std::snprintf(s.description, sizeof s.description, "Windows %s dump (no bugcheck)", windump::dump_type_name(h.dump_type));
+      std::snprintf(s.description, sizeof s.description, "Windows %s dump (no bugcheck)",
+                    windump::dump_type_name(h.dump_type));
     }
     return s;
   }
@@ -73,16 +80,18 @@ class windows_dump final : public snapshot {
       if (static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f) comment += c;
     }
     return absl::StrFormat(
-        "\"format\":\"windows-dump\",\"dump_type\":%u,\"dump_type_name\":\"%s\",\"dtb\":\"0x%x\","
-        "\"module_list_head\":\"0x%x\",\"ps_active_process_head\":\"0x%x\",\"kd_debugger_data_block\":\"0x%x\","
-        "\"pfn_database\":\"0x%x\",\"number_processors\":%u,\"version\":\"%u.%u\","
-        "\"bugcheck\":{\"code\":\"0x%x\",\"parameters\":[\"0x%x\",\"0x%x\",\"0x%x\",\"0x%x\"]},"
-        "\"exception\":{\"code\":\"0x%x\",\"address\":\"0x%x\"},\"present_pages\":%u,\"comment\":\"%s\"",
-        h.dump_type, windump::dump_type_name(h.dump_type), h.directory_table_base, h.ps_loaded_module_list,
-        h.ps_active_process_head, h.kd_debugger_data_block, h.pfn_database, h.number_processors, h.major_version,
-        h.minor_version, h.bugcheck_code, h.bugcheck_parameters[0], h.bugcheck_parameters[1], h.bugcheck_parameters[2],
-        h.bugcheck_parameters[3], h.exception_code, h.exception_address, reader_.present_pages(), comment) +
-           (modules.empty() ? std::string() : absl::StrFormat(",\"kernel_base\":\"0x%x\"", modules.front().base)) + ram_json();
+               "\"format\":\"windows-dump\",\"dump_type\":%u,\"dump_type_name\":\"%s\",\"dtb\":\"0x%x\","
+               "\"module_list_head\":\"0x%x\",\"ps_active_process_head\":\"0x%x\",\"kd_debugger_data_block\":\"0x%x\","
+               "\"pfn_database\":\"0x%x\",\"number_processors\":%u,\"version\":\"%u.%u\","
+               "\"bugcheck\":{\"code\":\"0x%x\",\"parameters\":[\"0x%x\",\"0x%x\",\"0x%x\",\"0x%x\"]},"
+               "\"exception\":{\"code\":\"0x%x\",\"address\":\"0x%x\"},\"present_pages\":%u,\"comment\":\"%s\"",
+               h.dump_type, windump::dump_type_name(h.dump_type), h.directory_table_base, h.ps_loaded_module_list,
+               h.ps_active_process_head, h.kd_debugger_data_block, h.pfn_database, h.number_processors, h.major_version,
+               h.minor_version, h.bugcheck_code, h.bugcheck_parameters[0], h.bugcheck_parameters[1],
+               h.bugcheck_parameters[2], h.bugcheck_parameters[3], h.exception_code, h.exception_address,
+               reader_.present_pages(), comment) +
+           (modules.empty() ? std::string() : absl::StrFormat(",\"kernel_base\":\"0x%x\"", modules.front().base)) +
+           ram_json();
   }
 
   // Follows PsLoadedModuleList (LDR_DATA_TABLE_ENTRY, x64 layout) as far as the dump holds
@@ -94,7 +103,11 @@ class windows_dump final : public snapshot {
       absl::StatusOr<size_t> n = read_virtual(va, out, 0);
       return n.ok() && *n == out.size();
     };
-    auto u64 = [](const uint8_t* p) { uint64_t v; std::memcpy(&v, p, 8); return v; };
+    auto u64 = [](const uint8_t* p) {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    };
     uint8_t link[8];
     if (!read(head, link)) return;
     uint64_t entry = u64(link);

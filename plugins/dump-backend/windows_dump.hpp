@@ -7,8 +7,8 @@
 
 #include <absl/status/statusor.h>
 
-#include "mapped_file.hpp"
 #include <toolhost/snapshot/snapshot.hpp>
+#include "mapped_file.hpp"
 
 namespace toolhost::dump_backend {
 

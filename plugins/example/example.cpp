@@ -71,8 +71,8 @@ sdk::result count(const sdk::args& args, sdk::call& call) {
   const bool completed = counted == to;
   std::string summary = completed ? "Counted to " + std::to_string(to) + "."
                                   : "Stopped at " + std::to_string(counted) + " of " + std::to_string(to) + ".";
-  return sdk::result::structured(R"({"counted":)" + std::to_string(counted) +
-                                 R"(,"completed":)" + (completed ? "true" : "false") + "}")
+  return sdk::result::structured(R"({"counted":)" + std::to_string(counted) + R"(,"completed":)" +
+                                 (completed ? "true" : "false") + "}")
       .add_text(summary);
 }
 

@@ -8,12 +8,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <fcntl.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <thread>
 
 namespace toolhost::gdb {
@@ -81,8 +81,7 @@ absl::Status connection::open(std::string_view address, std::chrono::millisecond
   }
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos) {
-    return absl::InvalidArgumentError("'" + std::string(address) +
-                                      "' is not host:port (for example 127.0.0.1:1234)");
+    return absl::InvalidArgumentError("'" + std::string(address) + "' is not host:port (for example 127.0.0.1:1234)");
   }
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;

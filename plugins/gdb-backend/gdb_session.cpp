@@ -106,8 +106,9 @@ absl::Status session::handshake(milliseconds timeout) {
   if (!initial.ok()) return initial.status();
 
   if (!has_xfer_features_) {
-    return absl::UnimplementedError("the stub offers no target description (qXfer:features), so its register "
-                                    "layout is unknown; use a gdbserver or QEMU that sends target.xml");
+    return absl::UnimplementedError(
+        "the stub offers no target description (qXfer:features), so its register "
+        "layout is unknown; use a gdbserver or QEMU that sends target.xml");
   }
   auto desc = read_target_description([this](std::string_view annex) { return read_xfer("features", annex); });
   if (!desc.ok()) return desc.status();
@@ -136,8 +137,7 @@ absl::Status session::handshake(milliseconds timeout) {
   if (auto reply = parse_stop_reply(*initial, pc_regnum_)) {
     record_stop(*reply);
     pending_stop_->reason = TOOLHOST_DT_STOP_UNKNOWN;
-    std::snprintf(pending_stop_->description, sizeof(pending_stop_->description), "%s",
-                  "stopped at attach");
+    std::snprintf(pending_stop_->description, sizeof(pending_stop_->description), "%s", "stopped at attach");
   }
   return absl::OkStatus();
 }
@@ -150,8 +150,8 @@ absl::StatusOr<std::string> session::read_xfer(std::string_view object, std::str
                          rsp::number(out.size()) + "," + rsp::number(chunk));
     if (!reply.ok()) return reply.status();
     if (reply->empty() || (*reply)[0] == 'E') {
-      return absl::NotFoundError("the stub could not read " + std::string(object) + " '" + std::string(annex) +
-                                 "' (" + *reply + ")");
+      return absl::NotFoundError("the stub could not read " + std::string(object) + " '" + std::string(annex) + "' (" +
+                                 *reply + ")");
     }
     out.append(*reply, 1);
     if ((*reply)[0] == 'l') return out;
@@ -179,8 +179,8 @@ uint64_t session::capabilities() const {
 std::string session::describe_json() const {
   std::string arch = description_.architecture;
   if (arch == "i386:x86-64") arch = "x86_64";
-  std::string out = R"({"arch":)" + sdk::quote(arch) + R"(,"os":)" + (system_ ? "\"\"" : "\"linux\"") +
-                    R"(,"kind":)" + (system_ ? "\"system\"" : "\"process\"") + R"(,"registers":[)";
+  std::string out = R"({"arch":)" + sdk::quote(arch) + R"(,"os":)" + (system_ ? "\"\"" : "\"linux\"") + R"(,"kind":)" +
+                    (system_ ? "\"system\"" : "\"process\"") + R"(,"registers":[)";
   bool first = true;
   for (const auto& r : description_.registers) {
     if (r.offset + r.bits / 8 > g_bytes_) continue;  // outside the 'g' block
@@ -256,8 +256,7 @@ absl::StatusOr<size_t> session::read_chunks(uint64_t address, uint8_t* out, size
   return done;
 }
 
-absl::StatusOr<size_t> session::read_memory(toolhost_dt_space_t space, uint64_t address, void* buffer,
-                                            size_t size) {
+absl::StatusOr<size_t> session::read_memory(toolhost_dt_space_t space, uint64_t address, void* buffer, size_t size) {
   if (auto s = refuse_if_running("memory reads"); !s.ok()) return s;
   if (space == TOOLHOST_DT_PHYSICAL && !has_physical_) {
     return absl::UnimplementedError("this stub has no physical-memory mode (QEMU's Qqemu.PhyMemMode)");
@@ -333,9 +332,18 @@ std::string z_packet(char op, toolhost_dt_breakpoint_type_t type, uint64_t addre
   switch (type) {
     case TOOLHOST_DT_BP_SOFTWARE: z = 0; break;
     case TOOLHOST_DT_BP_HARDWARE: z = 1; break;
-    case TOOLHOST_DT_BP_WRITE: z = 2; kind = length; break;
-    case TOOLHOST_DT_BP_READ: z = 3; kind = length; break;
-    default: z = 4; kind = length; break;
+    case TOOLHOST_DT_BP_WRITE:
+      z = 2;
+      kind = length;
+      break;
+    case TOOLHOST_DT_BP_READ:
+      z = 3;
+      kind = length;
+      break;
+    default:
+      z = 4;
+      kind = length;
+      break;
   }
   return std::string(1, op) + std::to_string(z) + "," + rsp::number(address) + "," + rsp::number(kind);
 }
@@ -356,7 +364,8 @@ absl::Status session::write_register(int64_t thread, uint32_t index, const void*
   if (auto s = refuse_if_running("register writes"); !s.ok()) return s;
   if (index >= description_.registers.size()) return absl::InvalidArgumentError("no register with that index");
   const auto& reg = description_.registers[index];
-  if (size != reg.bits / 8) return absl::InvalidArgumentError(reg.name + " takes " + std::to_string(reg.bits / 8) + " bytes");
+  if (size != reg.bits / 8)
+    return absl::InvalidArgumentError(reg.name + " takes " + std::to_string(reg.bits / 8) + " bytes");
   if (auto s = set_general_thread(thread); !s.ok()) return s;
   auto reply = request("P" + rsp::number(reg.regnum) + "=" + rsp::to_hex(value, size));
   if (!reply.ok()) return reply.status();
@@ -365,13 +374,13 @@ absl::Status session::write_register(int64_t thread, uint32_t index, const void*
   // No P packet: read the block, patch it, write it back.
   auto block = read_registers(thread);
   if (!block.ok()) return block.status();
-  if (reg.offset + size > block->size()) return absl::UnimplementedError(reg.name + " cannot be written through this stub");
+  if (reg.offset + size > block->size())
+    return absl::UnimplementedError(reg.name + " cannot be written through this stub");
   std::memcpy(block->data() + reg.offset, value, size);
   auto g = request("G" + rsp::to_hex(block->data(), block->size()));
   if (!g.ok()) return g.status();
   return *g == "OK" ? absl::OkStatus() : stub_error("writing registers", *g);
 }
-
 
 absl::Status session::set_breakpoint(toolhost_dt_breakpoint_type_t type, uint64_t address, uint32_t length) {
   if (auto s = refuse_if_running("breakpoint changes"); !s.ok()) return s;
@@ -389,8 +398,7 @@ absl::Status session::set_breakpoint(toolhost_dt_breakpoint_type_t type, uint64_
                                         "read watchpoints", "access watchpoints"};
     return absl::UnimplementedError(std::string("the stub does not support ") + kWhat[std::clamp(type, 0, 4)]);
   }
-  return absl::InternalError("the stub could not set a breakpoint at 0x" + rsp::number(address) + " (" + *reply +
-                             ")");
+  return absl::InternalError("the stub could not set a breakpoint at 0x" + rsp::number(address) + " (" + *reply + ")");
 }
 
 absl::Status session::clear_breakpoint(toolhost_dt_breakpoint_type_t type, uint64_t address, uint32_t length) {
@@ -429,8 +437,7 @@ absl::StatusOr<int> session::wire_signal(int signal) const {
 std::string session::resume_packet(bool step, int64_t thread, int gdb_signal) {
   const char plain = step ? 's' : 'c';
   const char with_signal = step ? 'S' : 'C';
-  std::string action = gdb_signal != 0 ? std::string(1, with_signal) + hex_byte(gdb_signal)
-                                       : std::string(1, plain);
+  std::string action = gdb_signal != 0 ? std::string(1, with_signal) + hex_byte(gdb_signal) : std::string(1, plain);
   if (has_vcont_ && (step ? has_vcont_step_ : true) && thread >= 0) {
     // The signal (or the step) goes to one thread; the others continue, as gdb resumes them.
     std::string packet = "vCont;" + action + ":" + thread_text(thread);

@@ -38,8 +38,7 @@ struct thread_entry {
 class session {
  public:
   // Connects, negotiates features, reads the register map and the initial stop.
-  static absl::StatusOr<std::unique_ptr<session>> open(std::string_view address,
-                                                       std::chrono::milliseconds timeout);
+  static absl::StatusOr<std::unique_ptr<session>> open(std::string_view address, std::chrono::milliseconds timeout);
   ~session();
 
   uint64_t capabilities() const;
@@ -110,7 +109,7 @@ class session {
   bool interrupted_ = false;
   std::optional<toolhost_dt_stop_t> pending_stop_;
   int64_t current_thread_ = -1;
-  int64_t stopped_thread_ = -1;     // the thread that reported the last stop (signals go to it)
+  int64_t stopped_thread_ = -1;  // the thread that reported the last stop (signals go to it)
   bool last_stop_was_signal_ = false;
   int64_t general_thread_ = -2;  // what Hg last selected
   std::set<std::tuple<int, uint64_t, uint32_t>> breakpoints_;

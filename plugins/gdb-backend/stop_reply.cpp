@@ -44,7 +44,7 @@ std::optional<stop_reply> parse_stop_reply(std::string_view packet, int pc_regnu
     } else if (key == "hwbreak") {
       r.hwbreak = true;
     } else if (key == "watch" || key == "rwatch" || key == "awatch") {
-      r.watch = key == "watch" ? stop_reply::watch_kind::write
+      r.watch = key == "watch"    ? stop_reply::watch_kind::write
                 : key == "rwatch" ? stop_reply::watch_kind::read
                                   : stop_reply::watch_kind::access;
       r.watch_address = rsp::parse_number(value).value_or(0);

@@ -11,8 +11,8 @@ namespace toolhost::gdb {
 struct stop_reply {
   enum class kind { signal, exited, killed, no_threads };
   kind type = kind::signal;
-  int signal = 0;        // S/T signal, X signal, W exit status
-  int64_t thread = -1;   // from "thread:" (the tid part of p<pid>.<tid>)
+  int signal = 0;       // S/T signal, X signal, W exit status
+  int64_t thread = -1;  // from "thread:" (the tid part of p<pid>.<tid>)
   bool swbreak = false;
   bool hwbreak = false;
   enum class watch_kind { none, write, read, access };

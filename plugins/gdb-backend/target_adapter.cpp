@@ -81,8 +81,8 @@ class gdb_target final : public sdk::debug_target {
 };
 
 absl::StatusOr<std::unique_ptr<sdk::debug_target>> open(const sdk::open_request& request) {
-  auto s = session::open(request.connect,
-                         request.timeout.count() == 0 ? std::chrono::milliseconds(10000) : request.timeout);
+  auto s =
+      session::open(request.connect, request.timeout.count() == 0 ? std::chrono::milliseconds(10000) : request.timeout);
   if (!s.ok()) {
     std::string text(s.status().message());
     if (absl::IsUnavailable(s.status()) && text.starts_with("cannot connect")) {

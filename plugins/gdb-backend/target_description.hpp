@@ -17,7 +17,7 @@ struct register_info {
   uint32_t regnum = 0;  // the stub's number (p/P packets)
   uint32_t offset = 0;  // byte offset in the 'g' block
   std::string type;
-  std::string role;     // "pc", "sp", "fp", "flags", "cr3" or ""
+  std::string role;  // "pc", "sp", "fp", "flags", "cr3" or ""
 };
 
 struct target_description {
@@ -32,7 +32,7 @@ using annex_reader = std::function<absl::StatusOr<std::string>(std::string_view 
 // Parses `annex` and every file it includes (to a depth of 8). Registers without a regnum take
 // the next number after the previous one, as GDB does.
 absl::StatusOr<target_description> read_target_description(const annex_reader& read,
-                                                            std::string_view annex = "target.xml");
+                                                           std::string_view annex = "target.xml");
 
 // The value of attribute `name` in one XML tag's text, or "".
 std::string xml_attribute(std::string_view tag, std::string_view name);

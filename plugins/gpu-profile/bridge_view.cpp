@@ -51,7 +51,8 @@ absl::StatusOr<std::string> open_file_from_bridge(const std::string& socket_path
                                                   const std::string& chat, std::chrono::milliseconds timeout) {
   const std::string where = "the Eleven window's bridge (" + socket_path + ")";
   sockaddr_un addr{};
-  if (socket_path.size() >= sizeof addr.sun_path) return absl::InvalidArgumentError("The bridge socket path is too long: " + socket_path);
+  if (socket_path.size() >= sizeof addr.sun_path)
+    return absl::InvalidArgumentError("The bridge socket path is too long: " + socket_path);
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
   fd_guard s{::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)};
@@ -68,7 +69,8 @@ absl::StatusOr<std::string> open_file_from_bridge(const std::string& socket_path
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string reply;
   while (reply.find('\n') == std::string::npos) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return absl::DeadlineExceededError(where + " did not answer current_view in time");
     pollfd p{s.fd, POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
@@ -82,7 +84,8 @@ absl::StatusOr<std::string> open_file_from_bridge(const std::string& socket_path
 
   rapidjson::Document doc;
   doc.Parse(reply.c_str(), reply.size());
-  if (doc.HasParseError() || !doc.IsObject()) return absl::DataLossError(where + " answered with something that is not JSON");
+  if (doc.HasParseError() || !doc.IsObject())
+    return absl::DataLossError(where + " answered with something that is not JSON");
   const rapidjson::Value* ok = field(doc, "ok");
   if (ok == nullptr || !ok->IsBool()) return absl::DataLossError(where + " answered without \"ok\"");
   if (!ok->GetBool()) {

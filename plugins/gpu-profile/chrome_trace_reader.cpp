@@ -15,8 +15,8 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include <rapidjson/error/en.h>
@@ -33,10 +33,9 @@ struct raw_event {
   std::string name, cat, ph;
   double ts = NAN, dur = NAN;
   int64_t pid = 0, tid = 0;
-  std::string args_name;          // args.name of metadata events
-  int64_t correlation = kUnknown; // args.correlation (PyTorch) links a launch to its kernel
+  std::string args_name;           // args.name of metadata events
+  int64_t correlation = kUnknown;  // args.correlation (PyTorch) links a launch to its kernel
 };
-
 
 bool is_device_category(std::string_view cat) {
   return cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "Kernel" || cat == "Memcpy" ||
@@ -119,12 +118,18 @@ class chrome_handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, ch
   bool String(const char* s, rapidjson::SizeType n, bool) {
     std::string_view v(s, n);
     if (field_level()) {
-      if (key_ == "name") event_.name = v;
-      else if (key_ == "cat") event_.cat = v;
-      else if (key_ == "ph") event_.ph = v;
-      else if (key_ == "pid") event_.pid = id_of(v);
-      else if (key_ == "tid") event_.tid = id_of(v);
-      else if (key_ == "ts") event_.ts = std::strtod(std::string(v).c_str(), nullptr);
+      if (key_ == "name")
+        event_.name = v;
+      else if (key_ == "cat")
+        event_.cat = v;
+      else if (key_ == "ph")
+        event_.ph = v;
+      else if (key_ == "pid")
+        event_.pid = id_of(v);
+      else if (key_ == "tid")
+        event_.tid = id_of(v);
+      else if (key_ == "ts")
+        event_.ts = std::strtod(std::string(v).c_str(), nullptr);
     } else if (args_level() && key_ == "name") {
       event_.args_name = v;
     }
@@ -155,10 +160,14 @@ class chrome_handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, ch
 
   bool number(double d) {
     if (field_level()) {
-      if (key_ == "ts") event_.ts = d;
-      else if (key_ == "dur") event_.dur = d;
-      else if (key_ == "pid") event_.pid = whole(d);
-      else if (key_ == "tid") event_.tid = whole(d);
+      if (key_ == "ts")
+        event_.ts = d;
+      else if (key_ == "dur")
+        event_.dur = d;
+      else if (key_ == "pid")
+        event_.pid = whole(d);
+      else if (key_ == "tid")
+        event_.tid = whole(d);
     } else if (args_level() && key_ == "correlation") {
       event_.correlation = whole(d);
     }
@@ -201,7 +210,7 @@ class chrome_handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, ch
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names_;
   std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<int64_t, uint32_t>>> open_;  // B without E
   std::vector<slice> slices_;
-  std::unordered_map<int64_t, int64_t> launches_;  // correlation -> launch start
+  std::unordered_map<int64_t, int64_t> launches_;            // correlation -> launch start
   std::map<std::string, std::vector<int64_t>> frame_marks_;  // marker kind -> times
   trace_model trace_;
 };
@@ -276,7 +285,9 @@ trace_model chrome_handler::build() {
     i.end_ns = s.end_ns;
     auto thread = thread_names_.find({s.pid, s.tid});
     std::string track = thread != thread_names_.end() ? thread->second : "thread " + name_of(s.tid, {});
-    if (any_device) track = name_of(s.pid, process_names_) + " / " + (thread != thread_names_.end() ? thread->second : "stream " + name_of(s.tid, {}));
+    if (any_device)
+      track = name_of(s.pid, process_names_) + " / " +
+              (thread != thread_names_.end() ? thread->second : "stream " + name_of(s.tid, {}));
     i.track = trace_.track_id(track);
     i.label = s.label;
     // Device events carry the device as pid; one profile covers every device of the run.
@@ -328,8 +339,8 @@ absl::StatusOr<trace_model> read_chrome_json(std::FILE* in, const std::string& n
   if (!ok) {
     const bool at_end = ok.Offset() >= size;
     // The bare-array form may end without its ']' once the last event is complete.
-    const bool tolerated = at_end && handler.array_form() && handler.depth() == 1 && !handler.inside_event() &&
-                           handler.event_count() > 0;
+    const bool tolerated =
+        at_end && handler.array_form() && handler.depth() == 1 && !handler.inside_event() && handler.event_count() > 0;
     if (!tolerated) {
       return absl::InvalidArgumentError(
           name + (at_end ? ": the trace JSON ends early (truncated) at byte " : ": malformed trace JSON at byte ") +
@@ -337,7 +348,8 @@ absl::StatusOr<trace_model> read_chrome_json(std::FILE* in, const std::string& n
     }
   }
   if (!handler.events_seen()) {
-    return absl::InvalidArgumentError(name + ": not a Chrome trace: no \"traceEvents\" array and not an array of events");
+    return absl::InvalidArgumentError(name +
+                                      ": not a Chrome trace: no \"traceEvents\" array and not an array of events");
   }
   trace_model trace = handler.build();
   if (trace.intervals.empty() && trace.presents.empty()) {

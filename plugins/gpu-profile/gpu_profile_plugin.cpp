@@ -36,7 +36,8 @@ std::string env(const char* name) {
 
 fs::path expand_home(const std::string& path) {
   const char* home = std::getenv("HOME");
-  if (home != nullptr && (path == "~" || path.starts_with("~/"))) return fs::path(home) / path.substr(path.size() > 1 ? 2 : 1);
+  if (home != nullptr && (path == "~" || path.starts_with("~/")))
+    return fs::path(home) / path.substr(path.size() > 1 ? 2 : 1);
   return path;
 }
 
@@ -55,7 +56,8 @@ settings read_settings(const sdk::plugin& plugin) {
     s.recordings = p.is_absolute() ? p : fs::path(plugin.config_dir()) / p;
   }
   if (auto process = sdk::string_member(table, "process")) s.options.process = std::string(*process);
-  if (const rapidjson::Value* hz = sdk::member(table, "refresh_hz"); hz != nullptr && hz->IsNumber() && hz->GetDouble() > 0) {
+  if (const rapidjson::Value* hz = sdk::member(table, "refresh_hz");
+      hz != nullptr && hz->IsNumber() && hz->GetDouble() > 0) {
     s.options.refresh_hz = hz->GetDouble();
   }
   return s;
@@ -91,7 +93,8 @@ sdk::result gpu_profile(const settings& s, sdk::call& call) {
     call.progress(static_cast<double>(done), total > 0 ? static_cast<double>(total) : -1, "reading " + name);
   };
   absl::StatusOr<gp::trace_model> trace = gp::read_trace(*recording, control);
-  if (!trace.ok()) return sdk::result::error("Could not read the newest GPU recording: " + std::string(trace.status().message()));
+  if (!trace.ok())
+    return sdk::result::error("Could not read the newest GPU recording: " + std::string(trace.status().message()));
   const gp::profile p = gp::compute_profile(*trace, options);
   const std::vector<std::string> suggestions = gp::suggest(p);
   std::error_code ec;
@@ -108,7 +111,8 @@ constexpr const char* kSettingsSchema = R"json({"type": "object", "properties": 
 
 absl::Status init(sdk::plugin& plugin) {
   if (auto s = plugin.declare_settings(kSettingsSchema); !s.ok()) return s;
-  if (auto s = plugin.permission_kind(kPermission, "Run the app to record a GPU trace", TOOLHOST_PERMISSION_ASK); !s.ok()) {
+  if (auto s = plugin.permission_kind(kPermission, "Run the app to record a GPU trace", TOOLHOST_PERMISSION_ASK);
+      !s.ok()) {
     return s;
   }
   auto config = std::make_shared<settings>(read_settings(plugin));

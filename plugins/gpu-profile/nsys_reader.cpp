@@ -31,7 +31,8 @@ class nsys_db {
     std::string message = file_ + ": " + std::string(what) + ": " + sqlite3_errmsg(db_);
     if (code == SQLITE_NOTADB) message = file_ + ": not an SQLite database (" + sqlite3_errmsg(db_) + ")";
     if (code == SQLITE_INTERRUPT) return absl::CancelledError(file_ + ": reading was cancelled");
-    if (code == SQLITE_CORRUPT) message = file_ + ": the SQLite export is damaged or truncated (" + sqlite3_errmsg(db_) + ")";
+    if (code == SQLITE_CORRUPT)
+      message = file_ + ": the SQLite export is damaged or truncated (" + sqlite3_errmsg(db_) + ")";
     return absl::InvalidArgumentError(message);
   }
 
@@ -114,8 +115,8 @@ absl::StatusOr<trace_model> read_nsys_sqlite(const std::filesystem::path& file, 
     const char* name_sql;  // the label of a row
     const char* fallback;  // the label when the row has no name
   };
-  const std::string kernel_name = strings ? "COALESCE((SELECT value FROM StringIds WHERE id = t.shortName), 'kernel')"
-                                          : "'kernel'";
+  const std::string kernel_name =
+      strings ? "COALESCE((SELECT value FROM StringIds WHERE id = t.shortName), 'kernel')" : "'kernel'";
   const gpu_table kTables[] = {
       {"CUPTI_ACTIVITY_KIND_KERNEL", kernel_name.c_str(), "kernel"},
       {"CUPTI_ACTIVITY_KIND_MEMCPY", "'memcpy'", "memcpy"},
@@ -126,15 +127,17 @@ absl::StatusOr<trace_model> read_nsys_sqlite(const std::filesystem::path& file, 
     if (!tables->contains(g.table)) continue;
     if (stopped()) return cancelled;
     any_gpu_table = true;
-    const std::string sql = std::string("SELECT t.start, t.\"end\", t.deviceId, t.streamId, t.correlationId, t.globalPid, ") +
-                            g.name_sql + " FROM " + g.table + " AS t";
+    const std::string sql =
+        std::string("SELECT t.start, t.\"end\", t.deviceId, t.streamId, t.correlationId, t.globalPid, ") + g.name_sql +
+        " FROM " + g.table + " AS t";
     absl::Status bad = absl::OkStatus();
     absl::Status s = db.each(sql, [&](sqlite3_stmt* st) {
       gpu_interval i;
       i.start_ns = sqlite3_column_int64(st, 0);
       i.end_ns = sqlite3_column_int64(st, 1);
       constexpr int64_t kMaxTime = int64_t{1} << 62;  // beyond 146 years a value is not a time
-      if ((i.start_ns <= -kMaxTime || i.start_ns >= kMaxTime || i.end_ns <= -kMaxTime || i.end_ns >= kMaxTime) && bad.ok()) {
+      if ((i.start_ns <= -kMaxTime || i.start_ns >= kMaxTime || i.end_ns <= -kMaxTime || i.end_ns >= kMaxTime) &&
+          bad.ok()) {
         bad = absl::InvalidArgumentError(file.string() + ": a row of " + g.table + " has a time out of range (start " +
                                          std::to_string(i.start_ns) + ", end " + std::to_string(i.end_ns) + ")");
       }
@@ -161,29 +164,29 @@ absl::StatusOr<trace_model> read_nsys_sqlite(const std::filesystem::path& file, 
 
   if (stopped()) return cancelled;
   if (tables->contains("NVTX_EVENTS")) {
-    const std::string text = strings ? "COALESCE(n.text, (SELECT value FROM StringIds WHERE id = n.textId), '')"
-                                     : "COALESCE(n.text, '')";
-    absl::Status s = db.each("SELECT n.start, " + text + ", n.globalTid FROM NVTX_EVENTS AS n WHERE n.eventType IN (" +
-                                 std::to_string(kNvtxPushPopRange) + ", " + std::to_string(kNvtxStartEndRange) + ")",
-                             [&](sqlite3_stmt* st) {
-                               if (!is_frame_range_name(text_of(st, 1))) return;
-                               trace.presents.push_back(
-                                   {sqlite3_column_int64(st, 0), (sqlite3_column_int64(st, 2) >> 24) & 0xFFFFFF});
-                             });
+    const std::string text =
+        strings ? "COALESCE(n.text, (SELECT value FROM StringIds WHERE id = n.textId), '')" : "COALESCE(n.text, '')";
+    absl::Status s = db.each(
+        "SELECT n.start, " + text + ", n.globalTid FROM NVTX_EVENTS AS n WHERE n.eventType IN (" +
+            std::to_string(kNvtxPushPopRange) + ", " + std::to_string(kNvtxStartEndRange) + ")",
+        [&](sqlite3_stmt* st) {
+          if (!is_frame_range_name(text_of(st, 1))) return;
+          trace.presents.push_back({sqlite3_column_int64(st, 0), (sqlite3_column_int64(st, 2) >> 24) & 0xFFFFFF});
+        });
     if (!s.ok()) return s;
     if (!trace.presents.empty()) trace.present_source = "NVTX ranges named like a frame (their starts)";
   }
 
   if (!any_gpu_table && trace.presents.empty()) {
     return absl::InvalidArgumentError(
-        file.string() + ": no CUDA activity (CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET) and no NVTX frame ranges; "
-                        "is this an `nsys export --type sqlite` of a run traced with --trace=cuda,nvtx?");
+        file.string() +
+        ": no CUDA activity (CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET) and no NVTX frame ranges; "
+        "is this an `nsys export --type sqlite` of a run traced with --trace=cuda,nvtx?");
   }
   trace.source = trace.intervals.empty() ? gpu_source::none : gpu_source::device;
   if (tables->contains("PROCESSES")) {
-    (void)db.each("SELECT pid, name FROM PROCESSES", [&](sqlite3_stmt* st) {
-      trace.process_names[sqlite3_column_int64(st, 0)] = text_of(st, 1);
-    });
+    (void)db.each("SELECT pid, name FROM PROCESSES",
+                  [&](sqlite3_stmt* st) { trace.process_names[sqlite3_column_int64(st, 0)] = text_of(st, 1); });
   }
   return trace;
 }

@@ -67,7 +67,8 @@ int64_t choose_pid(const trace_model& trace, const profile_options& options, pro
     }
   }
   for (const auto& [b, pid] : busy) {
-    if (pid != chosen && out.other_processes.size() < kMaxListed) out.other_processes.push_back(process_label(trace, pid));
+    if (pid != chosen && out.other_processes.size() < kMaxListed)
+      out.other_processes.push_back(process_label(trace, pid));
   }
   return chosen;
 }
@@ -209,7 +210,8 @@ profile compute_profile(const trace_model& trace, const profile_options& options
     time.name = trace.labels[label];
     out.top_work.push_back(time);
   }
-  std::sort(out.top_work.begin(), out.top_work.end(), [](const auto& a, const auto& b) { return a.total_ns > b.total_ns; });
+  std::sort(out.top_work.begin(), out.top_work.end(),
+            [](const auto& a, const auto& b) { return a.total_ns > b.total_ns; });
   if (out.top_work.size() > kMaxListed) out.top_work.resize(kMaxListed);
 
   // Frames in frame-number order; the gap is from one frame's last GPU work to the next one's first.

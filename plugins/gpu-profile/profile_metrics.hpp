@@ -12,8 +12,8 @@
 namespace toolhost::gpu_profile {
 
 struct profile_options {
-  std::string process;     // keep the process whose name contains this (case-insensitive); empty = busiest
-  double refresh_hz = 0;   // 0: from the trace's display refreshes, else 60 Hz
+  std::string process;    // keep the process whose name contains this (case-insensitive); empty = busiest
+  double refresh_hz = 0;  // 0: from the trace's display refreshes, else 60 Hz
 };
 
 // Nearest-rank percentiles (the smallest value with at least p% of values at or below it).
@@ -43,14 +43,14 @@ struct label_time {
 
 struct frame_summary {
   std::string source;
-  bool steps = false;           // profiler steps rather than displayed frames: no refresh applies
-  int64_t count = 0;            // frame times measured (presents - 1)
+  bool steps = false;  // profiler steps rather than displayed frames: no refresh applies
+  int64_t count = 0;   // frame times measured (presents - 1)
   double refresh_hz = 0;
-  std::string refresh_source;   // "display vsyncs", "settings", "assumed 60 Hz"
+  std::string refresh_source;  // "display vsyncs", "settings", "assumed 60 Hz"
   int64_t refresh_period_ns = 0;
   distribution frame_time;
-  int64_t missed = 0;           // frames that took more than one refresh (>= 1.5 periods)
-  int64_t missed_refreshes = 0; // refreshes those frames skipped in all
+  int64_t missed = 0;            // frames that took more than one refresh (>= 1.5 periods)
+  int64_t missed_refreshes = 0;  // refreshes those frames skipped in all
   // Share of the late frames' time the GPU was busy (union), -1 without late frames or GPU work:
   // high means the late frames were GPU-bound, low means they waited on the CPU.
   double late_gpu_busy_percent = -1;
@@ -59,18 +59,18 @@ struct frame_summary {
 struct profile {
   trace_format format = trace_format::chrome_json;
   gpu_source source = gpu_source::none;
-  int64_t pid = kUnknown;               // the process analysed, when the trace has several
+  int64_t pid = kUnknown;  // the process analysed, when the trace has several
   std::string process_name;
   std::vector<std::string> other_processes;
   int64_t intervals = 0;
-  int64_t span_ns = 0;                  // first GPU start to last GPU end
-  int64_t busy_ns = 0;                  // union of intervals
-  int64_t summed_ns = 0;                // plain sum of durations, to show the overlap
+  int64_t span_ns = 0;    // first GPU start to last GPU end
+  int64_t busy_ns = 0;    // union of intervals
+  int64_t summed_ns = 0;  // plain sum of durations, to show the overlap
   std::optional<int64_t> machine_active_ns;
-  std::vector<track_busy> tracks;       // busiest first, at most kMaxListed
+  std::vector<track_busy> tracks;  // busiest first, at most kMaxListed
   int64_t tracks_total = 0;
-  std::vector<label_time> top_work;     // longest first, at most kMaxListed
-  gap_summary gpu_gaps;                 // between merged GPU busy runs
+  std::vector<label_time> top_work;       // longest first, at most kMaxListed
+  gap_summary gpu_gaps;                   // between merged GPU busy runs
   std::optional<gap_summary> frame_gaps;  // between the GPU work of consecutive frame numbers
   std::optional<frame_summary> frames;
   std::optional<distribution> cpu_to_gpu;

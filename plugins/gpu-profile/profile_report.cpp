@@ -148,7 +148,8 @@ std::string ms3(int64_t ns) {
 
 }  // namespace
 
-std::string report_json(const profile& p, const recording_info& recording, const std::vector<std::string>& suggestions) {
+std::string report_json(const profile& p, const recording_info& recording,
+                        const std::vector<std::string>& suggestions) {
   rapidjson::StringBuffer buffer;
   json_writer w(buffer);
   w.StartObject();
@@ -162,7 +163,10 @@ std::string report_json(const profile& p, const recording_info& recording, const
   key(w, "process");
   w.StartObject();
   key(w, "pid");
-  if (p.pid == kUnknown) w.Null(); else w.Int64(p.pid);
+  if (p.pid == kUnknown)
+    w.Null();
+  else
+    w.Int64(p.pid);
   key(w, "name"), str(w, p.process_name);
   key(w, "others"), write_strings(w, p.other_processes);
   w.EndObject();
@@ -174,9 +178,13 @@ std::string report_json(const profile& p, const recording_info& recording, const
   key(w, "span_ns"), w.Int64(p.span_ns);
   key(w, "busy_ns"), w.Int64(p.busy_ns);
   key(w, "summed_ns"), w.Int64(p.summed_ns);
-  key(w, "busy_percent"), w.Double(p.span_ns > 0 ? 100.0 * static_cast<double>(p.busy_ns) / static_cast<double>(p.span_ns) : 0.0);
+  key(w, "busy_percent"),
+      w.Double(p.span_ns > 0 ? 100.0 * static_cast<double>(p.busy_ns) / static_cast<double>(p.span_ns) : 0.0);
   key(w, "machine_active_ns");
-  if (p.machine_active_ns) w.Int64(*p.machine_active_ns); else w.Null();
+  if (p.machine_active_ns)
+    w.Int64(*p.machine_active_ns);
+  else
+    w.Null();
   key(w, "tracks");
   write_named(w, p.tracks, "busy_ns", &track_busy::busy_ns, "intervals", &track_busy::intervals);
   key(w, "tracks_total"), w.Int64(p.tracks_total);
@@ -188,7 +196,10 @@ std::string report_json(const profile& p, const recording_info& recording, const
   w.StartObject();
   key(w, "gpu"), write_gaps(w, p.gpu_gaps);
   key(w, "frames");
-  if (p.frame_gaps) write_gaps(w, *p.frame_gaps); else w.Null();
+  if (p.frame_gaps)
+    write_gaps(w, *p.frame_gaps);
+  else
+    w.Null();
   w.EndObject();
 
   key(w, "frames");
@@ -207,18 +218,25 @@ std::string report_json(const profile& p, const recording_info& recording, const
     key(w, "missed"), w.Int64(f.missed);
     key(w, "missed_refreshes"), w.Int64(f.missed_refreshes);
     key(w, "late_gpu_busy_percent");
-    if (f.late_gpu_busy_percent < 0) w.Null(); else w.Double(f.late_gpu_busy_percent);
+    if (f.late_gpu_busy_percent < 0)
+      w.Null();
+    else
+      w.Double(f.late_gpu_busy_percent);
     w.EndObject();
   }
   key(w, "cpu_to_gpu");
-  if (p.cpu_to_gpu) write_distribution(w, *p.cpu_to_gpu); else w.Null();
+  if (p.cpu_to_gpu)
+    write_distribution(w, *p.cpu_to_gpu);
+  else
+    w.Null();
   key(w, "suggestions"), write_strings(w, suggestions);
   key(w, "notes"), write_strings(w, p.notes);
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }
 
-std::string report_text(const profile& p, const recording_info& recording, const std::vector<std::string>& suggestions) {
+std::string report_text(const profile& p, const recording_info& recording,
+                        const std::vector<std::string>& suggestions) {
   std::string t = "GPU recording " + recording.path + " (" + std::string(format_name(p.format)) + ")";
   if (!p.process_name.empty()) t += ", process " + p.process_name;
   t += ".\n";
@@ -237,7 +255,8 @@ std::string report_text(const profile& p, const recording_info& recording, const
   }
   if (p.intervals > 0) {
     char pct[16];
-    std::snprintf(pct, sizeof pct, "%.1f", p.span_ns > 0 ? 100.0 * static_cast<double>(p.busy_ns) / static_cast<double>(p.span_ns) : 0.0);
+    std::snprintf(pct, sizeof pct, "%.1f",
+                  p.span_ns > 0 ? 100.0 * static_cast<double>(p.busy_ns) / static_cast<double>(p.span_ns) : 0.0);
     t += std::string(p.source == gpu_source::device ? "GPU busy " : "GPU process busy ") + ms3(p.busy_ns) + " ms of " +
          ms3(p.span_ns) + " ms (" + pct + "%), the union of " + std::to_string(p.intervals) +
          " intervals (their plain sum is " + ms3(p.summed_ns) + " ms).\n";

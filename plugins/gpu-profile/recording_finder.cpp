@@ -13,8 +13,8 @@ std::optional<std::filesystem::path> newest_recording(const std::filesystem::pat
     if (name.empty() || name[0] == '.') continue;
     const std::string ext = p.extension().string();
     const bool bundle = ext == ".trace" && it->is_directory(ec);
-    const bool file = it->is_regular_file(ec) &&
-                      (ext == ".json" || ext == ".xml" || ext == ".sqlite" || ext == ".nsys-rep");
+    const bool file =
+        it->is_regular_file(ec) && (ext == ".json" || ext == ".xml" || ext == ".sqlite" || ext == ".nsys-rep");
     if (!bundle && !file) continue;
     const fs::file_time_type t = it->last_write_time(ec);
     if (ec) continue;

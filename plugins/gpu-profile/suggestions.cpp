@@ -18,9 +18,12 @@ std::string percent(double part, double whole) {
 std::string human_duration(int64_t ns) {
   char buf[48];
   const double v = static_cast<double>(ns);
-  if (ns >= 1'000'000) std::snprintf(buf, sizeof buf, "%.2f ms", v / 1e6);
-  else if (ns >= 1'000) std::snprintf(buf, sizeof buf, "%.1f us", v / 1e3);
-  else std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
+  if (ns >= 1'000'000)
+    std::snprintf(buf, sizeof buf, "%.2f ms", v / 1e6);
+  else if (ns >= 1'000)
+    std::snprintf(buf, sizeof buf, "%.1f us", v / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
   return buf;
 }
 
@@ -50,12 +53,14 @@ std::vector<std::string> suggest(const profile& p) {
                     ", p99 " + human_duration(f.frame_time.p99) + " against a " + human_duration(f.refresh_period_ns) +
                     " budget.");
       if (p.intervals > 0 && busy_share < 0.5) {
-        out.push_back(what + " is busy " + percent(busy_share, 1) + " of the time, so there is headroom for more work per frame.");
+        out.push_back(what + " is busy " + percent(busy_share, 1) +
+                      " of the time, so there is headroom for more work per frame.");
       }
     } else {
       out.push_back(std::to_string(f.missed) + " of " + std::to_string(f.count) + " frames (" +
-                    percent(static_cast<double>(f.missed), static_cast<double>(f.count)) + ") missed the refresh; p99 frame time is " +
-                    human_duration(f.frame_time.p99) + " against a " + human_duration(f.refresh_period_ns) + " budget.");
+                    percent(static_cast<double>(f.missed), static_cast<double>(f.count)) +
+                    ") missed the refresh; p99 frame time is " + human_duration(f.frame_time.p99) + " against a " +
+                    human_duration(f.refresh_period_ns) + " budget.");
       const double late_busy = f.late_gpu_busy_percent / 100.0;
       if (f.late_gpu_busy_percent >= 0 && late_busy >= 0.7) {
         out.push_back(what + " was busy " + percent(late_busy, 1) +
@@ -68,8 +73,9 @@ std::vector<std::string> suggest(const profile& p) {
       }
     }
   } else if (p.intervals > 0) {
-    out.push_back("The trace has no frame markers, so there is no frame time; record presented frames (Metal "
-                  "displayed surfaces, NVTX ranges named \"Frame\", or profiler steps) to get it.");
+    out.push_back(
+        "The trace has no frame markers, so there is no frame time; record presented frames (Metal "
+        "displayed surfaces, NVTX ranges named \"Frame\", or profiler steps) to get it.");
   }
 
   if (!p.top_work.empty() && p.summed_ns > 0 && 2 * p.top_work.front().total_ns >= p.summed_ns &&
@@ -100,10 +106,10 @@ std::vector<std::string> suggest(const profile& p) {
                   " (p95) between submission and the GPU starting it: the queue is backed up or the submission "
                   "is blocked; submit less ahead, or split long command buffers.");
   }
-  if (p.machine_active_ns && *p.machine_active_ns > 0 && p.busy_ns > 0 &&
-      *p.machine_active_ns > 2 * p.busy_ns) {
-    out.push_back("The whole machine kept the GPU active " + human_duration(*p.machine_active_ns) + ", more than twice this app's " +
-                  human_duration(p.busy_ns) + ": other processes compete for the GPU.");
+  if (p.machine_active_ns && *p.machine_active_ns > 0 && p.busy_ns > 0 && *p.machine_active_ns > 2 * p.busy_ns) {
+    out.push_back("The whole machine kept the GPU active " + human_duration(*p.machine_active_ns) +
+                  ", more than twice this app's " + human_duration(p.busy_ns) +
+                  ": other processes compete for the GPU.");
   }
   if (out.empty()) out.push_back("Nothing stands out: the GPU is neither saturated nor starved in this recording.");
   return out;

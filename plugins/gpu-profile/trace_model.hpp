@@ -25,13 +25,13 @@ inline constexpr int64_t kUnknown = -1;
 
 struct gpu_interval {
   int64_t start_ns = 0;
-  int64_t end_ns = 0;          // exclusive; end_ns >= start_ns
-  uint32_t track = 0;          // index into trace_model::tracks
-  uint32_t label = 0;          // index into trace_model::labels
-  int64_t pid = kUnknown;      // the process the work belongs to
-  int64_t frame = kUnknown;    // frame number, when the trace assigns one
-  int64_t cpu_to_gpu_ns = kUnknown;  // submit (or launch) to GPU start
-  int64_t command_buffer = kUnknown; // Metal cmdbuffer-id, to join with its submission
+  int64_t end_ns = 0;                 // exclusive; end_ns >= start_ns
+  uint32_t track = 0;                 // index into trace_model::tracks
+  uint32_t label = 0;                 // index into trace_model::labels
+  int64_t pid = kUnknown;             // the process the work belongs to
+  int64_t frame = kUnknown;           // frame number, when the trace assigns one
+  int64_t cpu_to_gpu_ns = kUnknown;   // submit (or launch) to GPU start
+  int64_t command_buffer = kUnknown;  // Metal cmdbuffer-id, to join with its submission
 };
 
 struct present_event {
@@ -51,12 +51,12 @@ class trace_model {
   std::vector<std::string> labels;
   std::vector<gpu_interval> intervals;
   std::vector<present_event> presents;
-  std::string present_source;       // which events gave the frames, for the report
-  bool presents_are_steps = false;  // profiler steps (training loops), not frames on a display
-  std::vector<int64_t> vsyncs_ns;   // display refreshes, when recorded
+  std::string present_source;                // which events gave the frames, for the report
+  bool presents_are_steps = false;           // profiler steps (training loops), not frames on a display
+  std::vector<int64_t> vsyncs_ns;            // display refreshes, when recorded
   std::optional<int64_t> machine_active_ns;  // whole-machine GPU active time (Metal)
   std::map<int64_t, std::string> process_names;
-  std::vector<std::string> notes;   // things the reader skipped or assumed
+  std::vector<std::string> notes;  // things the reader skipped or assumed
 
   uint32_t track_id(std::string_view name) { return intern(tracks, track_index_, name); }
   uint32_t label_id(std::string_view name) { return intern(labels, label_index_, name); }

@@ -18,8 +18,10 @@ absl::StatusOr<trace_model> read_trace(const std::filesystem::path& file, const 
   if (std::filesystem::is_directory(file, ec)) {
     if (file.extension() == ".trace") {
       return absl::FailedPreconditionError(
-          file.string() + " is an Instruments .trace bundle, which only Xcode can read. Export its tables on the Mac "
-                          "with `xctrace export --input " + file.filename().string() +
+          file.string() +
+          " is an Instruments .trace bundle, which only Xcode can read. Export its tables on the Mac "
+          "with `xctrace export --input " +
+          file.filename().string() +
           " --xpath '/trace-toc/run[@number=\"1\"]/data/table[@schema=\"metal-gpu-intervals\" or "
           "@schema=\"displayed-surfaces-interval\" or @schema=\"display-vsyncs-interval\"]' --output run.xml` "
           "and put run.xml in the recordings folder.");
@@ -39,8 +41,10 @@ absl::StatusOr<trace_model> read_trace(const std::filesystem::path& file, const 
   if (i < n && head[i] == '<') return read_xctrace_xml(file, control);
   if (i < n && (head[i] == '{' || head[i] == '[')) return read_chrome_json(file, control);
   if (file.extension() == ".nsys-rep" || file.extension() == ".qdrep") {
-    return absl::FailedPreconditionError(file.string() + " is an Nsight Systems report; convert it with `nsys export "
-                                                          "--type sqlite " + file.filename().string() + "` first");
+    return absl::FailedPreconditionError(file.string() +
+                                         " is an Nsight Systems report; convert it with `nsys export "
+                                         "--type sqlite " +
+                                         file.filename().string() + "` first");
   }
   return absl::InvalidArgumentError(file.string() +
                                     " is not a trace this tool reads (xctrace XML export, Chrome trace JSON, or "

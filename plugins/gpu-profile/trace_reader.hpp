@@ -1,8 +1,8 @@
 // Opening a recording: pick the reader by the file's content, return the interval model.
 #pragma once
 
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -16,7 +16,7 @@ namespace toolhost::gpu_profile {
 // Lets a long read be watched and stopped. Both callbacks are optional; the readers call them
 // every few tens of thousands of records or 64 KiB, on the reading thread.
 struct read_control {
-  std::function<bool()> cancelled;                           // true stops the read (Cancelled)
+  std::function<bool()> cancelled;                              // true stops the read (Cancelled)
   std::function<void(uint64_t done, uint64_t total)> progress;  // bytes read of the file (XML, JSON)
 };
 

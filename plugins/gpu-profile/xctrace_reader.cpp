@@ -61,9 +61,7 @@ bool parse_int(const std::string& s, int64_t& out) {
 
 class xctrace_parser {
  public:
-  explicit xctrace_parser(std::string file) : file_(std::move(file)) {
-    trace_.format = trace_format::xctrace_xml;
-  }
+  explicit xctrace_parser(std::string file) : file_(std::move(file)) { trace_.format = trace_format::xctrace_xml; }
 
   absl::StatusOr<trace_model> run(std::FILE* in, const read_control& control) {
     const uint64_t total = stream_size(in);
@@ -99,7 +97,8 @@ class xctrace_parser {
       return absl::InvalidArgumentError(file_ + ": not an xctrace table export (the root element is <" + root_ +
                                         ">, expected <trace-query-result>)" +
                                         (root_ == "trace-toc" ? "; this is the table of contents: export the "
-                                                                "tables with xctrace export --xpath" : ""));
+                                                                "tables with xctrace export --xpath"
+                                                              : ""));
     }
     if (!saw_gpu_table_ && !saw_present_table_) {
       std::string seen;
@@ -118,7 +117,7 @@ class xctrace_parser {
   struct frame {
     std::string tag;
     xml_value value;
-    std::string id;      // this element's id, to intern when it closes
+    std::string id;  // this element's id, to intern when it closes
     bool is_ref = false;
   };
 
@@ -148,8 +147,8 @@ class xctrace_parser {
       if (key == "ref") {
         auto it = interned_.find(attrs[i + 1]);
         if (it == interned_.end()) {
-          fail(std::string("ref=\"") + attrs[i + 1] + "\" at line " + std::to_string(XML_GetCurrentLineNumber(parser_)) +
-               " points at no earlier id");
+          fail(std::string("ref=\"") + attrs[i + 1] + "\" at line " +
+               std::to_string(XML_GetCurrentLineNumber(parser_)) + " points at no earlier id");
           return;
         }
         f.value = it->second;
@@ -234,8 +233,8 @@ class xctrace_parser {
   void end_row() {
     if (row_.size() > columns_.size()) {
       fail("a row of table " + (schemas_.empty() ? std::string("?") : schemas_.back()) + " at line " +
-           std::to_string(XML_GetCurrentLineNumber(parser_)) + " has " + std::to_string(row_.size()) +
-           " values for " + std::to_string(columns_.size()) + " columns");
+           std::to_string(XML_GetCurrentLineNumber(parser_)) + " has " + std::to_string(row_.size()) + " values for " +
+           std::to_string(columns_.size()) + " columns");
       return;
     }
     int64_t start = 0, duration = 0;
@@ -248,7 +247,8 @@ class xctrace_parser {
         }
         if (!in_time_range(start) || !in_time_range(duration)) {
           fail("a metal-gpu-intervals row at line " + std::to_string(XML_GetCurrentLineNumber(parser_)) +
-               " has a start or duration out of range (" + std::to_string(start) + ", " + std::to_string(duration) + ")");
+               " has a start or duration out of range (" + std::to_string(start) + ", " + std::to_string(duration) +
+               ")");
           return;
         }
         gpu_interval i;
@@ -281,15 +281,15 @@ class xctrace_parser {
         if (number("start", start) && in_time_range(start)) trace_.presents.push_back({start, pid_of_row()});
         break;
       case table_kind::vsyncs:
-        if ((number("timestamp", start) || number("start", start)) && in_time_range(start)) trace_.vsyncs_ns.push_back(start);
+        if ((number("timestamp", start) || number("start", start)) && in_time_range(start))
+          trace_.vsyncs_ns.push_back(start);
         break;
       case table_kind::submissions: {
         int64_t id = kUnknown;
         if (number("start", start) && in_time_range(start) && number("cmdbuffer-id", id)) commits_.emplace(id, start);
         break;
       }
-      case table_kind::other:
-        break;
+      case table_kind::other: break;
     }
   }
 

@@ -5,8 +5,8 @@
 
 #include <toolhost/kd/byte_stream.h>
 #include <toolhost/kd/debug_target_adapter.h>
-#include <toolhost/kd/open_options.h>
 #include <toolhost/kd/kdcom_link.h>
+#include <toolhost/kd/open_options.h>
 #include <toolhost/kd/target.h>
 #include <toolhost/sdk/debug_target.hpp>
 
@@ -22,7 +22,8 @@ absl::StatusOr<std::unique_ptr<sdk::debug_target>> open(const sdk::open_request&
   kd::kdcom_options link_options;
   kd::target_options target_options;
   target_options.attach_timeout = std::max(request.timeout, milliseconds(1000));
-  if (auto s = kd::read_open_options(request.options_json.c_str(), "kd", link_options, target_options); !s.ok()) return s;
+  if (auto s = kd::read_open_options(request.options_json.c_str(), "kd", link_options, target_options); !s.ok())
+    return s;
   auto stream = kd::byte_stream::open(request.connect, request.timeout);
   if (!stream.ok()) return stream.status();
   return kd::attach_session(std::make_unique<kd::kdcom_link>(std::move(*stream), link_options), target_options);

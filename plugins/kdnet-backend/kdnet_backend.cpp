@@ -15,4 +15,5 @@ absl::Status init(toolhost::sdk::plugin& plugin) {
 
 }  // namespace
 
-TOOLHOST_PLUGIN("kdnet-backend", "1.0.0", "KDNET (KD over encrypted UDP) debug-target backend for Windows kernels", init)
+TOOLHOST_PLUGIN("kdnet-backend", "1.0.0", "KDNET (KD over encrypted UDP) debug-target backend for Windows kernels",
+                init)

@@ -37,7 +37,8 @@ absl::StatusOr<std::unique_ptr<sdk::debug_target>> open(const sdk::open_request&
   // The target initiates: listen, then wait for its poke and answer the handshake.
   auto wire = kdnet::endpoint::listen(request.connect, *control);
   if (!wire.ok()) return wire.status();
-  if (auto s = (*wire)->wait_keyed(request.timeout); !s.ok()) return absl::Status(s.code(), std::string(s.message()) + ".");
+  if (auto s = (*wire)->wait_keyed(request.timeout); !s.ok())
+    return absl::Status(s.code(), std::string(s.message()) + ".");
   // Attaching gets what is left of the timeout, but at least a few break-in rounds.
   const auto left = std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
   target_options.attach_timeout = std::max(left, milliseconds(3000));

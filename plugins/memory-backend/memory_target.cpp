@@ -44,7 +44,8 @@ absl::Status apply(memory_options& o, const std::string& key, const std::string&
     if (!v.ok()) return v.status();
     o.cr3 = *v;
   } else {
-    return absl::InvalidArgumentError(absl::StrFormat("unknown memory backend option \"%s\" (known: pid, qmp, cr3)", key));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("unknown memory backend option \"%s\" (known: pid, qmp, cr3)", key));
   }
   return absl::OkStatus();
 }
@@ -97,10 +98,12 @@ class memory_snapshot final : public snap::snapshot {
   std::string hints_json() const override {
     std::string regions;
     for (const ram_region& r : layout_.regions) {
-      regions += absl::StrFormat("%s{\"start\":\"0x%x\",\"end\":\"0x%x\"}", regions.empty() ? "" : ",", r.gpa_start, r.gpa_end);
+      regions += absl::StrFormat("%s{\"start\":\"0x%x\",\"end\":\"0x%x\"}", regions.empty() ? "" : ",", r.gpa_start,
+                                 r.gpa_end);
     }
-    std::string h = absl::StrFormat("\"format\":\"qemu-process\",\"pid\":%d,\"ram_block\":\"%s\",\"layout_from\":\"%s\",\"ram\":[%s]",
-                                    pid_, layout_.block, source_, regions);
+    std::string h = absl::StrFormat(
+        "\"format\":\"qemu-process\",\"pid\":%d,\"ram_block\":\"%s\",\"layout_from\":\"%s\",\"ram\":[%s]", pid_,
+        layout_.block, source_, regions);
     if (cr3_ != 0) h += absl::StrFormat(",\"dtb\":\"0x%x\"", cr3_);
     return h;
   }
@@ -129,7 +132,8 @@ class memory_snapshot final : public snap::snapshot {
         if (errno == EPERM) {
           return absl::PermissionDeniedError(absl::StrFormat(
               "Access to QEMU process %d's memory was denied (EPERM). Run as the same user as QEMU and allow it in "
-              "/proc/sys/kernel/yama/ptrace_scope (0 allows any same-user process; 1 only ancestors), or grant CAP_SYS_PTRACE.",
+              "/proc/sys/kernel/yama/ptrace_scope (0 allows any same-user process; 1 only ancestors), or grant "
+              "CAP_SYS_PTRACE.",
               pid_));
         }
         if (errno == ESRCH) return absl::UnavailableError(absl::StrFormat("QEMU process %d has exited", pid_));
@@ -139,7 +143,9 @@ class memory_snapshot final : public snap::snapshot {
       done += static_cast<size_t>(n);
       if (static_cast<size_t>(n) != chunk) break;
     }
-    if (done == 0) return absl::NotFoundError(absl::StrFormat("physical address 0x%x is not guest RAM%s", address, hint_for(address)));
+    if (done == 0)
+      return absl::NotFoundError(
+          absl::StrFormat("physical address 0x%x is not guest RAM%s", address, hint_for(address)));
     return done;
   }
 
@@ -181,7 +187,8 @@ absl::StatusOr<memory_options> parse_memory_options(const std::string& connect, 
   if (!options_json.empty()) {
     rapidjson::Document d;
     d.Parse(options_json.c_str(), options_json.size());
-    if (d.HasParseError() || !d.IsObject()) return absl::InvalidArgumentError("the memory backend's options must be a JSON object");
+    if (d.HasParseError() || !d.IsObject())
+      return absl::InvalidArgumentError("the memory backend's options must be a JSON object");
     for (auto& m : d.GetObject()) {
       const std::string key(m.name.GetString(), m.name.GetStringLength());
       std::string value;
@@ -207,7 +214,8 @@ absl::StatusOr<std::unique_ptr<snap::snapshot>> open_memory(const memory_options
   }
   const std::string maps_text = read_text(absl::StrFormat("/proc/%d/maps", pid));
   if (maps_text.empty()) {
-    return absl::NotFoundError(absl::StrFormat("cannot read /proc/%d/maps: no such process, or it belongs to another user", pid));
+    return absl::NotFoundError(
+        absl::StrFormat("cannot read /proc/%d/maps: no such process, or it belongs to another user", pid));
   }
   const std::vector<std::string> argv =
       absl::StrSplit(read_text(absl::StrFormat("/proc/%d/cmdline", pid)), '\0', absl::SkipEmpty());

@@ -14,10 +14,10 @@
 namespace toolhost::memory_backend {
 
 struct memory_options {
-  int pid = 0;           // 0: find the one qemu-system-* process
-  std::string qmp;       // QMP socket path; empty: QEMU's own -qmp unix: socket if it has one,
-                         // else the command line's -m; "none": the command line only
-  uint64_t cr3 = 0;      // page-table base for virtual addresses; 0: physical only
+  int pid = 0;       // 0: find the one qemu-system-* process
+  std::string qmp;   // QMP socket path; empty: QEMU's own -qmp unix: socket if it has one,
+                     // else the command line's -m; "none": the command line only
+  uint64_t cr3 = 0;  // page-table base for virtual addresses; 0: physical only
   int timeout_ms = 5000;
 };
 

@@ -17,8 +17,12 @@ absl::StatusOr<ram_layout> parse_flat_memory(const std::string& mtree) {
   std::string line;
   bool in_memory_view = false;
   bool in_flatview = false;
-  const std::regex region_re(R"(^\s*([0-9a-f]+)-([0-9a-f]+) \(prio -?\d+, (ram|ramd|rom|romd)\): (\S+)(?: @([0-9a-f]+))?)");
-  struct raw { uint64_t start, end, offset; std::string block; };
+  const std::regex region_re(
+      R"(^\s*([0-9a-f]+)-([0-9a-f]+) \(prio -?\d+, (ram|ramd|rom|romd)\): (\S+)(?: @([0-9a-f]+))?)");
+  struct raw {
+    uint64_t start, end, offset;
+    std::string block;
+  };
   std::vector<raw> regions;
   std::smatch m;
   while (std::getline(in, line)) {
@@ -37,7 +41,8 @@ absl::StatusOr<ram_layout> parse_flat_memory(const std::string& mtree) {
     const uint64_t offset = m[5].matched ? std::stoull(m[5], nullptr, 16) : 0;
     regions.push_back({start, last + 1, offset, m[4]});
   }
-  if (!in_memory_view) return absl::InvalidArgumentError("`info mtree -f` shows no flat view of address space \"memory\"");
+  if (!in_memory_view)
+    return absl::InvalidArgumentError("`info mtree -f` shows no flat view of address space \"memory\"");
   auto zero = std::find_if(regions.begin(), regions.end(), [](const raw& r) { return r.start == 0; });
   if (zero == regions.end()) return absl::NotFoundError("no RAM at guest-physical address 0 in `info mtree -f`");
   ram_layout layout;
@@ -77,17 +82,21 @@ std::vector<host_mapping> parse_maps(const std::string& text) {
 
 absl::StatusOr<host_mapping> find_ram_mapping(const std::vector<host_mapping>& maps, uint64_t size) {
   auto ram_like = [](const host_mapping& h) {
-    return h.readable && h.writable && (h.path.empty() || h.path.rfind("/dev/shm/", 0) == 0 || h.path.rfind("/memfd:", 0) == 0);
+    return h.readable && h.writable &&
+           (h.path.empty() || h.path.rfind("/dev/shm/", 0) == 0 || h.path.rfind("/memfd:", 0) == 0);
   };
   for (const host_mapping& h : maps) {
     if (ram_like(h) && h.end - h.start == size) return h;
   }
   const host_mapping* best = nullptr;
   for (const host_mapping& h : maps) {
-    if (h.readable && h.writable && h.end - h.start >= size && (best == nullptr || h.end - h.start > best->end - best->start)) best = &h;
+    if (h.readable && h.writable && h.end - h.start >= size &&
+        (best == nullptr || h.end - h.start > best->end - best->start))
+      best = &h;
   }
   if (best == nullptr) {
-    return absl::NotFoundError(absl::StrFormat("no read-write mapping of 0x%x bytes (the guest's RAM) in the QEMU process", size));
+    return absl::NotFoundError(
+        absl::StrFormat("no read-write mapping of 0x%x bytes (the guest's RAM) in the QEMU process", size));
   }
   return *best;
 }
@@ -104,11 +113,13 @@ absl::StatusOr<int> find_qemu_pid() {
     if (std::getline(comm, c) && c.rfind("qemu-system-", 0) == 0) found.push_back(std::stoi(name));
   }
   ::closedir(proc);
-  if (found.empty()) return absl::NotFoundError("no running qemu-system-* process was found; give its pid as connect=\"pid=N\"");
+  if (found.empty())
+    return absl::NotFoundError("no running qemu-system-* process was found; give its pid as connect=\"pid=N\"");
   if (found.size() > 1) {
     std::sort(found.begin(), found.end());
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%u QEMU processes are running (pids %s); say which one with connect=\"pid=N\"", found.size(), absl::StrJoin(found, ", ")));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%u QEMU processes are running (pids %s); say which one with connect=\"pid=N\"", found.size(),
+                        absl::StrJoin(found, ", ")));
   }
   return found.front();
 }

@@ -18,7 +18,7 @@ struct ram_region {
 };
 
 struct ram_layout {
-  std::string block;  // e.g. "pc.ram"
+  std::string block;                // e.g. "pc.ram"
   std::vector<ram_region> regions;  // sorted by gpa_start
   uint64_t block_size = 0;          // highest block_offset + length seen
 };

@@ -109,8 +109,10 @@ absl::StatusOr<std::string> qmp_client::execute(const std::string& command, cons
     if (d.HasParseError() || !d.IsObject()) return absl::InternalError("QMP sent something that is not a JSON object");
     if (d.HasMember("event")) continue;
     if (d.HasMember("return")) return to_text(d["return"]);
-    if (d.HasMember("error") && d["error"].IsObject() && d["error"].HasMember("desc") && d["error"]["desc"].IsString()) {
-      return absl::FailedPreconditionError(absl::StrFormat("QEMU refused %s: %s", command, d["error"]["desc"].GetString()));
+    if (d.HasMember("error") && d["error"].IsObject() && d["error"].HasMember("desc") &&
+        d["error"]["desc"].IsString()) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("QEMU refused %s: %s", command, d["error"]["desc"].GetString()));
     }
     return absl::InternalError(absl::StrFormat("QMP answered %s without a return value", command));
   }

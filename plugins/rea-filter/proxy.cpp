@@ -28,8 +28,8 @@ constexpr const char* kUpstreamCapabilities = R"({"elicitation":{"form":{}},"sam
 bool valid_tool_name(std::string_view s) {
   if (s.empty() || s.size() > 64) return false;
   for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                    c == '-' || c == '.';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
     if (!ok) return false;
   }
   return true;
@@ -37,9 +37,9 @@ bool valid_tool_name(std::string_view s) {
 
 toolhost_log_level_t level_from(std::string_view name) {
   static constexpr std::pair<std::string_view, toolhost_log_level_t> kLevels[] = {
-      {"debug", TOOLHOST_LOG_DEBUG},   {"info", TOOLHOST_LOG_INFO},         {"notice", TOOLHOST_LOG_NOTICE},
-      {"warning", TOOLHOST_LOG_WARNING}, {"error", TOOLHOST_LOG_ERROR},     {"critical", TOOLHOST_LOG_CRITICAL},
-      {"alert", TOOLHOST_LOG_ALERT},   {"emergency", TOOLHOST_LOG_EMERGENCY}};
+      {"debug", TOOLHOST_LOG_DEBUG},     {"info", TOOLHOST_LOG_INFO},          {"notice", TOOLHOST_LOG_NOTICE},
+      {"warning", TOOLHOST_LOG_WARNING}, {"error", TOOLHOST_LOG_ERROR},        {"critical", TOOLHOST_LOG_CRITICAL},
+      {"alert", TOOLHOST_LOG_ALERT},     {"emergency", TOOLHOST_LOG_EMERGENCY}};
   for (const auto& [n, l] : kLevels) {
     if (n == name) return l;
   }
@@ -71,16 +71,16 @@ absl::Status with_error_object(absl::Status status, std::string error_json) {
 proxy::proxy(proxy_settings settings, host_hooks hooks)
     : settings_(std::move(settings)),
       hooks_(std::move(hooks)),
-      client_(
-          mcp::client_options{settings_.upstream, "toolhost-rea-filter", "0.1.0", kUpstreamCapabilities,
-                              settings_.start_timeout, std::chrono::milliseconds(60000)},
-          mcp::client_callbacks{
-              [this](const std::string& method, const std::string& params) { on_notification(method, params); },
-              [this](const std::string& method, const std::string& params) { return on_request(method, params); },
-              [this](const std::string& reason) {
-                if (hooks_.host_log) hooks_.host_log(TOOLHOST_LOG_WARNING, reason + "; it starts again on the next call");
-              },
-          }) {
+      client_(mcp::client_options{settings_.upstream, "toolhost-rea-filter", "0.1.0", kUpstreamCapabilities,
+                                  settings_.start_timeout, std::chrono::milliseconds(60000)},
+              mcp::client_callbacks{
+                  [this](const std::string& method, const std::string& params) { on_notification(method, params); },
+                  [this](const std::string& method, const std::string& params) { return on_request(method, params); },
+                  [this](const std::string& reason) {
+                    if (hooks_.host_log)
+                      hooks_.host_log(TOOLHOST_LOG_WARNING, reason + "; it starts again on the next call");
+                  },
+              }) {
   refresher_ = std::thread([this] { refresher_loop(); });
 }
 
@@ -115,11 +115,30 @@ void proxy::ensure_loaded() {
   }
   absl::Status s = client_.start();
   if (s.ok()) s = refresh(kAllLists);
+  {
+    std::lock_guard cache_lock(cache_mutex_);
+    start_error_ = s.ok() ? std::string() : std::string(s.message());
+  }
   if (!s.ok()) {
     if (hooks_.host_log) hooks_.host_log(TOOLHOST_LOG_ERROR, std::string(s.message()));
     return;
   }
   loaded_ = true;
+}
+
+absl::Status proxy::start_and_check() {
+  ensure_loaded();
+  std::lock_guard lock(cache_mutex_);
+  if (start_error_.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(start_error_);
+}
+
+std::string proxy::start_failure() const {
+  std::lock_guard lock(cache_mutex_);
+  if (start_error_.empty()) return {};
+  return "The MCP server that this server passes on is not running: " + start_error_ +
+         ". Its tools are missing until it starts; each tool call tries again. Tell the user: toolhost check-config "
+         "names the problem.";
 }
 
 absl::Status proxy::refresh(uint32_t mask) {
@@ -135,7 +154,8 @@ absl::Status proxy::refresh(uint32_t mask) {
       const std::string name(sdk::string_member(*tool, "name").value_or(""));
       if (settings_.filter.denies(name)) continue;
       if (!valid_tool_name(name)) {
-        if (hooks_.host_log) hooks_.host_log(TOOLHOST_LOG_WARNING, "skipping the upstream tool '" + name + "': not a valid MCP tool name");
+        if (hooks_.host_log)
+          hooks_.host_log(TOOLHOST_LOG_WARNING, "skipping the upstream tool '" + name + "': not a valid MCP tool name");
         continue;
       }
       const bool read_only = is_read_only(name, sdk::member(*tool, "annotations"));
@@ -256,10 +276,9 @@ absl::StatusOr<std::string> proxy::on_request(const std::string& method, const s
   // The upstream gets a JSON-RPC error object as the client would have sent it.
   if (s == TOOLHOST_ERR_REMOTE) return with_error_object(std::move(status), answer);
   if (s == TOOLHOST_ERR_UNSUPPORTED) {
-    return with_error_object(std::move(status), R"({"code":-32601,"message":)" +
-                                                    sdk::quote("The client connected to toolhost does not support " +
-                                                               method) +
-                                                    "}");
+    return with_error_object(std::move(status),
+                             R"({"code":-32601,"message":)" +
+                                 sdk::quote("The client connected to toolhost does not support " + method) + "}");
   }
   return status;
 }
@@ -292,7 +311,13 @@ bool proxy::call_tool(const toolhost_call_t* call, std::string_view name, std::s
   };
   if (!known()) {
     ensure_loaded();
-    if (!known()) return false;
+    if (!known()) {
+      // While the upstream is down every name may be one of its tools: say why there are none.
+      const std::string failure = start_failure();
+      if (failure.empty()) return false;
+      *result = sdk::result::error(failure).to_json();
+      return true;
+    }
   }
 
   sdk::call context(call);
@@ -416,7 +441,8 @@ std::string proxy::instructions() {
   // Never blocks (plugin.h): until the first start ends there are none; the host waits for
   // hooks.instructions_known, up to instructions_wait_ms, before it asks.
   auto info = client_.info();
-  return info ? info->instructions : std::string();
+  if (info) return info->instructions;
+  return start_failure();
 }
 
 }  // namespace toolhost::rea_filter

@@ -23,7 +23,7 @@ namespace toolhost::rea_filter {
 
 // What the proxy needs from the host, as plain functions so tests can stand in for it.
 struct host_hooks {
-  std::function<void(uint32_t lists)> list_changed;                     // TOOLHOST_LIST_* mask
+  std::function<void(uint32_t lists)> list_changed;  // TOOLHOST_LIST_* mask
   std::function<void(const std::string& uri)> resource_updated;
   std::function<void(toolhost_log_level_t, const char* logger, const std::string& data_json)> client_log;
   std::function<void(toolhost_log_level_t, const std::string& message)> host_log;
@@ -52,13 +52,16 @@ class proxy {
   std::string list_prompts();
   std::string instructions();
   // Returns false when the tool is neither the upstream's nor denied.
-  bool call_tool(const toolhost_call_t* call, std::string_view name, std::string_view arguments,
-                 std::string* result);
+  bool call_tool(const toolhost_call_t* call, std::string_view name, std::string_view arguments, std::string* result);
   toolhost_status_t read_resource(const toolhost_call_t* call, std::string_view uri, std::string* result);
   toolhost_status_t get_prompt(const toolhost_call_t* call, std::string_view name, std::string_view arguments,
                                std::string* result);
   bool complete(std::string_view ref_json, std::string_view argument, std::string_view value,
                 std::string_view context_json, std::string* result);
+
+  // Starts the upstream and loads its lists now, on this thread (check-config): the reason when
+  // it cannot.
+  absl::Status start_and_check();
 
   // For tests: the upstream's process id (0 when not running).
   int upstream_pid() const { return client_.pid(); }
@@ -77,6 +80,8 @@ class proxy {
   absl::StatusOr<std::string> on_request(const std::string& method, const std::string& params);
   void refresher_loop();
   std::string upstream_error_text(std::string_view tool, const absl::Status& status) const;
+  // The sentence for the agent while the last start failed (instructions, calls); "" otherwise.
+  std::string start_failure() const;
 
   proxy_settings settings_;
   host_hooks hooks_;
@@ -88,6 +93,7 @@ class proxy {
   mutable std::mutex cache_mutex_;
   std::string tools_json_ = "[]";
   std::set<std::string> tool_names_;  // the upstream's tools that pass the filter
+  std::string start_error_;           // why the last start failed; "" after a good one
   std::string resources_json_ = "[]";
   std::string templates_json_ = "[]";
   std::string prompts_json_ = "[]";

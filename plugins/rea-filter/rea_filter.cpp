@@ -59,6 +59,27 @@ class upstream_provider final : public sdk::provider {
   std::shared_ptr<proxy> p_;
 };
 
+// check-config: the upstream starts and lists its tools once, here, and stops again. Package
+// runners are told to stay offline, so that checking a config downloads nothing.
+absl::Status check_upstream(sdk::plugin& plugin, toolhost::rea_filter::proxy_settings settings) {
+  const bool runs_command = !settings.upstream.command.empty();
+  if (runs_command) {
+    settings.upstream.env.emplace("npm_config_offline", "true");  // npx, npm exec
+    settings.upstream.env.emplace("UV_OFFLINE", "1");             // uvx
+    settings.upstream.env.emplace("PIP_NO_INDEX", "1");
+  }
+  toolhost::rea_filter::host_hooks hooks;
+  proxy p(std::move(settings), std::move(hooks));
+  const absl::Status s = p.start_and_check();
+  p.shutdown();
+  if (s.ok()) return s;
+  return absl::FailedPreconditionError(
+      "rea-filter for server " + plugin.server_name() + ": " + std::string(s.message()) +
+      (runs_command ? " (check-config runs it offline, so a package that npx or uvx would download counts as "
+                      "missing: run the command once by hand to install it)"
+                    : ""));
+}
+
 absl::Status init(sdk::plugin& plugin) {
   namespace rf = toolhost::rea_filter;
   if (auto s = plugin.declare_settings(rf::kSettingsSchema); !s.ok()) return s;
@@ -68,14 +89,17 @@ absl::Status init(sdk::plugin& plugin) {
     return plugin.permission_kind(rf::kReadKind, rf::kReadLabel, TOOLHOST_PERMISSION_ALLOW);
   }
   const char* ida_env = std::getenv(rf::kIdaConfigVariable);
-  auto settings =
-      rf::parse_settings(plugin.settings(), {plugin.server_name(), plugin.config_dir(), ida_env != nullptr ? ida_env : ""});
+  auto settings = rf::parse_settings(plugin.settings(),
+                                     {plugin.server_name(), plugin.config_dir(), ida_env != nullptr ? ida_env : ""});
   if (!settings.ok()) {
     return absl::InvalidArgumentError("rea-filter for server " + plugin.server_name() + ": " +
                                       std::string(settings.status().message()));
   }
-  if (auto s = plugin.permission_kind(rf::kReadKind, rf::kReadLabel, TOOLHOST_PERMISSION_ALLOW); !s.ok()) return s;
+  if (auto s = plugin.permission_kind(rf::kReadKind, settings->read_label, TOOLHOST_PERMISSION_ALLOW); !s.ok()) {
+    return s;
+  }
   if (plugin.listing()) return absl::OkStatus();
+  if (plugin.checking()) return check_upstream(plugin, *std::move(settings));
 
   const auto instructions_wait = settings->instructions_wait;
   rf::host_hooks hooks;

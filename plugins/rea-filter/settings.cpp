@@ -1,5 +1,7 @@
 #include "settings.hpp"
 
+#include "permissions.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -59,7 +61,8 @@ absl::StatusOr<upstream_spec> read_mcp_servers_config(std::string_view path, std
   if (!doc) return absl::InvalidArgumentError("the MCP config " + std::string(path) + " is not JSON: " + problem);
   const rapidjson::Value* servers = sdk::member(*doc, "mcpServers");
   if (servers == nullptr || !servers->IsObject() || servers->MemberCount() == 0) {
-    return absl::InvalidArgumentError("the MCP config " + std::string(path) + " has no \"mcpServers\" object with a server in it");
+    return absl::InvalidArgumentError("the MCP config " + std::string(path) +
+                                      " has no \"mcpServers\" object with a server in it");
   }
   const rapidjson::Value* entry = nullptr;
   std::string name;
@@ -78,7 +81,8 @@ absl::StatusOr<upstream_spec> read_mcp_servers_config(std::string_view path, std
     return absl::InvalidArgumentError("the MCP config " + std::string(path) + " names several servers (" + names +
                                       "); choose one with the ida_server setting");
   }
-  if (!entry->IsObject()) return absl::InvalidArgumentError("mcpServers." + name + " in " + std::string(path) + " is not an object");
+  if (!entry->IsObject())
+    return absl::InvalidArgumentError("mcpServers." + name + " in " + std::string(path) + " is not an object");
   upstream_spec spec;
   const std::string where = "mcpServers." + name + " in " + std::string(path);
   if (const rapidjson::Value* url = sdk::member(*entry, "url")) {
@@ -114,8 +118,8 @@ absl::StatusOr<proxy_settings> parse_settings(const rapidjson::Value& settings, 
     if (sdk::member(known, sdk::as_view(m.name)) != nullptr) continue;
     std::string names;
     for (const auto& k : known.GetObject()) names += std::string(names.empty() ? "" : ", ") + k.name.GetString();
-    return absl::InvalidArgumentError(std::string("unknown rea-filter setting '") + m.name.GetString() + "' (known: " +
-                                      names + ")");
+    return absl::InvalidArgumentError(std::string("unknown rea-filter setting '") + m.name.GetString() +
+                                      "' (known: " + names + ")");
   }
   proxy_settings out;
 
@@ -180,14 +184,16 @@ absl::StatusOr<proxy_settings> parse_settings(const rapidjson::Value& settings, 
   if (command != nullptr && url != nullptr) return absl::InvalidArgumentError("give either command or url, not both");
   if (command != nullptr) {
     if (command->IsString()) {
-      return absl::InvalidArgumentError("command must be an array of strings, like [\"npx\", \"-y\", \"rea-agents\", \"mcp\"]");
+      return absl::InvalidArgumentError(
+          "command must be an array of strings, like [\"npx\", \"-y\", \"rea-agents\", \"mcp\"]");
     }
     if (auto s = string_array(*command, "command", &out.upstream.command); !s.ok()) return s;
     if (out.upstream.command.empty() || out.upstream.command.front().empty()) {
       return absl::InvalidArgumentError("command must name a program to run");
     }
   } else if (url != nullptr) {
-    if (!url->IsString() || url->GetStringLength() == 0) return absl::InvalidArgumentError("url must be a non-empty string");
+    if (!url->IsString() || url->GetStringLength() == 0)
+      return absl::InvalidArgumentError("url must be a non-empty string");
     out.upstream.url = url->GetString();
   } else if (ida_config != nullptr) {
     if (!ida_config->IsString()) return absl::InvalidArgumentError("ida_config must be a path");
@@ -206,8 +212,9 @@ absl::StatusOr<proxy_settings> parse_settings(const rapidjson::Value& settings, 
   } else if (preset == "eleven-rea") {
     for (const char* a : kReaCommand) out.upstream.command.emplace_back(a);
   } else {
-    return absl::InvalidArgumentError("no upstream MCP server: set command = [\"program\", \"arg\", ...] or url in [servers." +
-                                      context.server_name + ".settings.rea-filter]");
+    return absl::InvalidArgumentError(
+        "no upstream MCP server: set command = [\"program\", \"arg\", ...] or url in [servers." + context.server_name +
+        ".settings.rea-filter]");
   }
   if (const rapidjson::Value* env = sdk::member(settings, "env")) {
     if (auto s = string_table(*env, "env", &out.upstream.env); !s.ok()) return s;
@@ -218,6 +225,13 @@ absl::StatusOr<proxy_settings> parse_settings(const rapidjson::Value& settings, 
   if (const rapidjson::Value* cwd = sdk::member(settings, "cwd")) {
     if (!cwd->IsString()) return absl::InvalidArgumentError("cwd must be a path");
     out.upstream.cwd = resolve(cwd->GetString(), context.config_dir);
+  }
+  if (preset == "eleven-rea" || context.server_name == "ida" || ida_config != nullptr) {
+    out.read_label = kReadLabel;
+  } else {
+    std::string upstream = out.upstream.describe();
+    if (upstream.size() > 80) upstream = upstream.substr(0, 79) + "…";
+    out.read_label = "Read-only tools of the " + context.server_name + " server (" + upstream + ")";
   }
   return out;
 }

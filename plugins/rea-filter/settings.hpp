@@ -45,13 +45,16 @@ struct proxy_settings {
   // How long a client's initialize may wait for the upstream's instructions while the first
   // start is still running.
   std::chrono::milliseconds instructions_wait{3000};
+  // The label of the read-only permission row: REA's and IDA's tools read the open file; a
+  // custom server's are named after that server and its upstream.
+  std::string read_label;
 };
 
 // What the settings parser needs from its surroundings (the host, the environment).
 struct settings_context {
   std::string server_name;
-  std::string config_dir;         // relative paths in the settings are relative to it
-  std::string ida_config_env;     // the value of REA_IDA_MCP_CONFIG, empty when unset
+  std::string config_dir;      // relative paths in the settings are relative to it
+  std::string ida_config_env;  // the value of REA_IDA_MCP_CONFIG, empty when unset
 };
 
 // Parses the settings object. Errors name the setting and what is wrong with it.
@@ -60,6 +63,6 @@ absl::StatusOr<proxy_settings> parse_settings(const rapidjson::Value& settings, 
 // Reads an MCP client config in the usual {"mcpServers": {NAME: {command, args, env} | {url}}}
 // form and returns the server `wanted` (or the only one when `wanted` is empty).
 absl::StatusOr<toolhost::mcp_client::upstream_spec> read_mcp_servers_config(std::string_view path,
-                                                                           std::string_view wanted);
+                                                                            std::string_view wanted);
 
 }  // namespace toolhost::rea_filter

@@ -20,8 +20,10 @@ TEST_CASE("dt of a DWARF module's types matches gdb's ptype /o", "[dwarf-dt]") {
     const char* dt_name;
     const char* gdb_type;
   };
-  const type_case cases[] = {{TYPES_PROGRAM, "packet", "struct packet"}, {TYPES_PROGRAM, "variant_t", "variant_t"},
-                             {TYPES_PROGRAM, "inner", "struct inner"}, {STACK_PROGRAM_O2, "point", "struct point"}};
+  const type_case cases[] = {{TYPES_PROGRAM, "packet", "struct packet"},
+                             {TYPES_PROGRAM, "variant_t", "variant_t"},
+                             {TYPES_PROGRAM, "inner", "struct inner"},
+                             {STACK_PROGRAM_O2, "point", "struct point"}};
   for (const auto& c : cases) {
     INFO(c.program << ": dt " << c.dt_name);
     toolhost::testing::gdbserver_process server(c.program);

@@ -28,7 +28,8 @@ std::unique_ptr<debugger_tools> make_tools() {
       toolhost::debugger::launch_settings{});
 }
 
-answer run(debugger_tools& tools, const std::string& line, int64_t timeout_ms = 10000, const std::string& format = "text") {
+answer run(debugger_tools& tools, const std::string& line, int64_t timeout_ms = 10000,
+           const std::string& format = "text") {
   auto a = unpack(tools.command(line, timeout_ms, format, [] { return false; }));
   UNSCOPED_INFO("> " << line << "\n" << a.text);
   return a;
@@ -216,7 +217,8 @@ TEST_CASE("long output is paged and read back by offset and filter", "[debugger]
   auto big = run(*tools, "db libc L4000");
   REQUIRE_FALSE(big.error);
   std::smatch m;
-  const std::regex footer(R"(\[output (\d+): (\d+) lines, offsets 0-(\d+) shown; the output tool reads on from offset (\d+), or with a filter finds lines in it\])");
+  const std::regex footer(
+      R"(\[output (\d+): (\d+) lines, offsets 0-(\d+) shown; the output tool reads on from offset (\d+), or with a filter finds lines in it\])");
   REQUIRE(std::regex_search(big.text, m, footer));
   const int id = std::stoi(m[1]);
   const int lines = std::stoi(m[2]);

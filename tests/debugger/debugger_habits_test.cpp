@@ -105,8 +105,7 @@ TEST_CASE("q and qd are refused with the reason, .detach releases the target and
   CHECK(after.text.find("No target is attached") != std::string::npos);
 }
 
-TEST_CASE("break on a process gdbserver attached to: the break-in stays pending and the way out is named",
-          "[habits]") {
+TEST_CASE("break on a process gdbserver attached to: the break-in stays pending and the way out is named", "[habits]") {
   // The program runs in this test's process group, which it does not lead: gdbserver's
   // interrupt (a SIGINT to the inferior's process group) cannot reach it.
   const pid_t spinner = fork();

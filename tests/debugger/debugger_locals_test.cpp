@@ -27,8 +27,8 @@ namespace {
 // One value as gdb prints it: `<optimized out>`, a scalar word, a "string", or {a, b} / {x = a}.
 struct gdb_value {
   enum class kind { unavailable, word, string, aggregate } k = kind::word;
-  std::string text;                                       // word or string
-  std::vector<std::pair<std::string, gdb_value>> items;   // aggregate: (name or "", value)
+  std::string text;                                      // word or string
+  std::vector<std::pair<std::string, gdb_value>> items;  // aggregate: (name or "", value)
 };
 
 class gdb_value_parser {
@@ -128,7 +128,8 @@ bool same_value(const gdb_value& g, const rapidjson::Value& ours, const std::str
     for (rapidjson::SizeType i = 0; i < list.Size(); ++i) {
       const auto& [name, item] = g.items[i];
       const auto& mine = fields ? list[i]["value"] : list[i];
-      if (fields && name != list[i]["name"].GetString()) return differ("member " + name + " vs " + list[i]["name"].GetString());
+      if (fields && name != list[i]["name"].GetString())
+        return differ("member " + name + " vs " + list[i]["name"].GetString());
       if (!same_value(item, mine, path + "." + (fields ? name : std::to_string(i)), why)) return false;
     }
     return true;
@@ -139,7 +140,8 @@ bool same_value(const gdb_value& g, const rapidjson::Value& ours, const std::str
     return a == b ? true : differ("\"" + a + "\" vs \"" + b + "\"");
   }
   const std::string& word = g.text;
-  if (ours.HasMember("enumerator")) return word == ours["enumerator"].GetString() ? true : differ(word + " vs enumerator");
+  if (ours.HasMember("enumerator"))
+    return word == ours["enumerator"].GetString() ? true : differ(word + " vs enumerator");
   if (!ours.HasMember("value")) return differ("ours has no value for " + word);
   const auto& v = ours["value"];
   if (v.IsBool()) return (word == (v.GetBool() ? "true" : "false")) ? true : differ(word + " vs bool");
@@ -150,8 +152,10 @@ bool same_value(const gdb_value& g, const rapidjson::Value& ours, const std::str
                                                      : std::stoull(word);
     return mine == theirs ? true : differ(word + " vs " + v.GetString());
   }
-  if (v.IsInt64()) return std::stoll(word) == v.GetInt64() ? true : differ(word + " vs " + std::to_string(v.GetInt64()));
-  if (v.IsUint64()) return std::stoull(word) == v.GetUint64() ? true : differ(word + " vs " + std::to_string(v.GetUint64()));
+  if (v.IsInt64())
+    return std::stoll(word) == v.GetInt64() ? true : differ(word + " vs " + std::to_string(v.GetInt64()));
+  if (v.IsUint64())
+    return std::stoull(word) == v.GetUint64() ? true : differ(word + " vs " + std::to_string(v.GetUint64()));
   if (v.IsDouble()) {
     const double theirs = std::stod(word), mine = v.GetDouble();
     return std::fabs(theirs - mine) <= 1e-6 * std::max(std::fabs(theirs), 1e-300) ? true : differ(word + " vs double");
@@ -229,7 +233,8 @@ void compare_program(const std::string& program) {
     REQUIRE(doc);
     const auto& ours = (*doc)["result"]["variables"];
     std::vector<std::string> our_names, gdb_names;
-    for (const auto& v : ours.GetArray()) our_names.push_back(std::string(v["parameter"].GetBool() ? "arg " : "") + v["name"].GetString());
+    for (const auto& v : ours.GetArray())
+      our_names.push_back(std::string(v["parameter"].GetBool() ? "arg " : "") + v["name"].GetString());
     for (const auto& a : expected[i].args) gdb_names.push_back("arg " + a.first);
     for (const auto& l : expected[i].locals) gdb_names.push_back(l.first);
     REQUIRE(our_names == gdb_names);

@@ -49,8 +49,7 @@ std::string pattern_bytes(int mul, int add) {
 TEST_CASE("debugging the QEMU test guest through its gdbstub", "[debugger][qemu]") {
   toolhost::test::qemu_guest guest("256M", {"-smp", "2"});
   REQUIRE(guest.wait_ready());
-  debugger_tools tools([](const std::string& name) { return name == "gdb" ? toolhost::gdb::factory() : nullptr; },
-                       {});
+  debugger_tools tools([](const std::string& name) { return name == "gdb" ? toolhost::gdb::factory() : nullptr; }, {});
   auto opened = toolhost::sdk::parse_json(tools.open("gdb", guest.gdb_socket(), "").to_json());
   REQUIRE(opened);
   INFO(toolhost::sdk::to_json(*opened));

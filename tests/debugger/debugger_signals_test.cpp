@@ -65,7 +65,8 @@ std::pair<std::string, int> run_alone(const std::string& arg) {
   close(out[1]);
   std::string text;
   std::array<char, 256> buffer{};
-  for (ssize_t n; (n = read(out[0], buffer.data(), buffer.size())) > 0;) text.append(buffer.data(), static_cast<size_t>(n));
+  for (ssize_t n; (n = read(out[0], buffer.data(), buffer.size())) > 0;)
+    text.append(buffer.data(), static_cast<size_t>(n));
   close(out[0]);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -262,11 +263,12 @@ TEST_CASE("the default filters are gdb's table", "[signals]") {
 TEST_CASE("a core of the fault shows the signal and says a core cannot deliver it", "[signals]") {
   // gdb runs the program to its SIGSEGV and writes a core there (with the NT_SIGINFO note).
   const std::string core = "/tmp/toolhost-signals-core-" + std::to_string(getpid());
-  const std::string command = "gdb -nx -batch -ex run -ex 'gcore " + core + "' --args " + SIGNALS_PROGRAM +
-                              " segv >/dev/null 2>&1";
+  const std::string command =
+      "gdb -nx -batch -ex run -ex 'gcore " + core + "' --args " + SIGNALS_PROGRAM + " segv >/dev/null 2>&1";
   REQUIRE(std::system(command.c_str()) == 0);
-  debugger_tools tools([](const std::string& name) { return name == "dump" ? &toolhost::dump_backend::factory() : nullptr; },
-                       toolhost::debugger::launch_settings{});
+  debugger_tools tools(
+      [](const std::string& name) { return name == "dump" ? &toolhost::dump_backend::factory() : nullptr; },
+      toolhost::debugger::launch_settings{});
   auto opened = unpack(tools.open("dump", core, ""));
   std::remove(core.c_str());
   INFO(opened.text);

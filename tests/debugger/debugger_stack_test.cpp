@@ -30,9 +30,9 @@ namespace {
 
 // gdb's frames at the stop; writes a core of that stop to `core`.
 std::vector<frame_name> gdb_frames(const std::string& program, const std::string& stop, const std::string& core) {
-  const std::string text = toolhost::testing::gdb_batch(
-      program, {"set backtrace past-main on", "handle SIGUSR1 nostop noprint", "break main", "run", "break *" + stop,
-                "continue", "bt", "gcore " + core});
+  const std::string text =
+      toolhost::testing::gdb_batch(program, {"set backtrace past-main on", "handle SIGUSR1 nostop noprint",
+                                             "break main", "run", "break *" + stop, "continue", "bt", "gcore " + core});
   UNSCOPED_INFO("gdb:\n" << text);
   return toolhost::testing::parse_backtrace(text);
 }
@@ -209,8 +209,8 @@ TEST_CASE("a cycle or runaway in the unwind data ends with a bounded frame count
   };
   // After runaway's first byte, so that a return address equal to the pc still lies inside it.
   const std::string exe = toolhost::debugger::module_name_of(CFI_LOOPS_PROGRAM);
-  auto stop = unpack(tools->command("bp " + exe + "!runaway+1; bp " + exe + "!standstill+1; g", 20000, "text",
-                                    [] { return false; }));
+  auto stop = unpack(
+      tools->command("bp " + exe + "!runaway+1; bp " + exe + "!standstill+1; g", 20000, "text", [] { return false; }));
   REQUIRE(stop.text.find("Breakpoint 0 hit") != std::string::npos);
   // runaway's caller is always runaway, 16 bytes higher: the walk goes on until the count asked.
   INFO(stop.text);

@@ -23,7 +23,8 @@ class fake_context : public expression_context {
     return absl::NotFoundError("no such symbol");
   }
   absl::StatusOr<uint64_t> read_memory(uint64_t address, int size) override {
-    if (address == 0x7ffe0000) return size == 8 ? 0x1122334455667788ull : (0x1122334455667788ull & ((1ull << (size * 8)) - 1));
+    if (address == 0x7ffe0000)
+      return size == 8 ? 0x1122334455667788ull : (0x1122334455667788ull & ((1ull << (size * 8)) - 1));
     return absl::NotFoundError("unmapped");
   }
 };
@@ -64,7 +65,7 @@ TEST_CASE("operators follow MASM precedence", "[expression]") {
   CHECK(eval_ok("5 != 6") == 1);
   CHECK(eval_ok("2 < 3 and 3 < 4") == 1);
   CHECK(eval_ok("f0 | f") == 0xff);
-  CHECK(eval_ok("ff & f0 ^ 0f") == (0xff & (0xf0 ^ 0x0f)) );
+  CHECK(eval_ok("ff & f0 ^ 0f") == (0xff & (0xf0 ^ 0x0f)));
   CHECK(eval_ok("!0") == 1);
 }
 

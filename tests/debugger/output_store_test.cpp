@@ -30,7 +30,8 @@ TEST_CASE("short results pass through, long ones are paged", "[output]") {
 TEST_CASE("a filter finds matching lines case-insensitively with their offsets", "[output]") {
   output_store store;
   std::string text;
-  for (int i = 0; i < 3000; ++i) text += (i == 1234 ? "the NEEDLE is here" : "hay " + std::to_string(i)) + std::string(10, 'x') + "\n";
+  for (int i = 0; i < 3000; ++i)
+    text += (i == 1234 ? "the NEEDLE is here" : "hay " + std::to_string(i)) + std::string(10, 'x') + "\n";
   store.page(text);
   auto found = store.read(1, 0, 0, "needle");
   REQUIRE(found.ok());

@@ -108,8 +108,8 @@ inline layout gdb_layout(const std::string& program, const std::string& type) {
     field f;
     f.size = std::stoull(m[3]);
     // A union's members have no offset column: they start where the union does.
-    f.bit_offset = m[1].matched ? std::stoull(m[1]) * 8 + (m[2].matched ? std::stoull(m[2]) : 0)
-                                : stack.back().f.bit_offset;
+    f.bit_offset =
+        m[1].matched ? std::stoull(m[1]) * 8 + (m[2].matched ? std::stoull(m[2]) : 0) : stack.back().f.bit_offset;
     if (!m[1].matched) REQUIRE(stack.back().is_union);
     const std::string decl = m[4];
     if (!decl.empty() && decl.back() == '{') {
@@ -130,13 +130,15 @@ inline layout gdb_layout(const std::string& program, const std::string& type) {
 
 // dt's JSON fields (offsets relative to the enclosing type) as absolute bit offsets; nested
 // fields only where gdb has them (gdb does not expand a member typed by a typedef or an array).
-inline std::vector<field> dt_fields(const rapidjson::Value& fields, uint64_t base_bits, const std::vector<field>& like) {
+inline std::vector<field> dt_fields(const rapidjson::Value& fields, uint64_t base_bits,
+                                    const std::vector<field>& like) {
   std::vector<field> out;
   size_t i = 0;
   for (const auto& j : fields.GetArray()) {
     field f;
     f.name = j["name"].GetString();
-    f.bit_offset = base_bits + j["offset"].GetUint64() * 8 + (j.HasMember("bit_length") ? j["bit_position"].GetUint() : 0);
+    f.bit_offset =
+        base_bits + j["offset"].GetUint64() * 8 + (j.HasMember("bit_length") ? j["bit_position"].GetUint() : 0);
     f.size = j.HasMember("size") ? j["size"].GetUint64() : 0;
     if (i < like.size() && !like[i].children.empty() && j.HasMember("fields")) {
       f.children = dt_fields(j["fields"], base_bits + j["offset"].GetUint64() * 8, like[i].children);

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
+#include <toolhost/snapshot/session.hpp>
 #include "elf_core.hpp"
 #include "mapped_file.hpp"
-#include <toolhost/snapshot/session.hpp>
 
 namespace db = toolhost::dump_backend;
 

@@ -8,8 +8,8 @@
 
 #include <toolhost/windump/dump_reader.hpp>
 
-#include "mapped_file.hpp"
 #include <toolhost/snapshot/session.hpp>
+#include "mapped_file.hpp"
 #include "windows_dump.hpp"
 
 namespace db = toolhost::dump_backend;
@@ -37,7 +37,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint64_t regs[64];
   size_t done = 0;
   t->read_registers(t, -1, regs, sizeof regs, &done, nullptr);
-  const uint64_t addresses[] = {0, 0xfffff80000000000, reader->header().context.rip, reader->header().ps_loaded_module_list};
+  const uint64_t addresses[] = {0, 0xfffff80000000000, reader->header().context.rip,
+                                reader->header().ps_loaded_module_list};
   for (uint64_t va : addresses) t->read_memory(t, TOOLHOST_DT_VIRTUAL, va, page.data(), page.size(), &done, nullptr);
   t->close(t);
   return 0;

@@ -10,8 +10,8 @@
 #include <toolhost/windump/dump_reader.hpp>
 #include <toolhost/windump/target_dump.hpp>
 
-#include "open_dump.hpp"
 #include <toolhost/snapshot/session.hpp>
+#include "open_dump.hpp"
 #include "windump_generator.hpp"
 
 namespace db = toolhost::dump_backend;
@@ -60,7 +60,8 @@ TEST_CASE("a Windows dump as a debug target: hints, registers, memory, refusals"
   CHECK((target->capabilities(target) & TOOLHOST_DT_CAP_MODULES) != 0);
   const std::string modules = text_of(target->list_modules, target);
   CHECK(modules ==
-        "[{\"name\":\"ntoskrnl.exe\",\"path\":\"\\\\SystemRoot\\\\system32\\\\ntoskrnl.exe\",\"base\":\"0xfffff80000400000\","
+        "[{\"name\":\"ntoskrnl.exe\",\"path\":\"\\\\SystemRoot\\\\system32\\\\ntoskrnl.exe\",\"base\":"
+        "\"0xfffff80000400000\","
         "\"size\":\"0xa00000\"},{\"name\":\"hal.dll\",\"path\":\"\\\\SystemRoot\\\\system32\\\\hal.dll\","
         "\"base\":\"0xfffff80000e00000\",\"size\":\"0x80000\"}]");
 
@@ -115,7 +116,8 @@ TEST_CASE(".dump /f of a dump reads back the same memory, registers and hints", 
   for (const auto& [pfn, page] : spec.pages) {
     std::vector<uint8_t> got(0x1000);
     size_t done = 0;
-    REQUIRE(again->read_memory(again, TOOLHOST_DT_PHYSICAL, pfn * 0x1000, got.data(), got.size(), &done, nullptr) == TOOLHOST_OK);
+    REQUIRE(again->read_memory(again, TOOLHOST_DT_PHYSICAL, pfn * 0x1000, got.data(), got.size(), &done, nullptr) ==
+            TOOLHOST_OK);
     CHECK(got == page);
   }
   uint64_t regs[32] = {};

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "open_dump.hpp"
 #include <toolhost/snapshot/session.hpp>
+#include "open_dump.hpp"
 
 namespace db = toolhost::dump_backend;
 
@@ -66,7 +66,8 @@ TEST_CASE("a gcore of a real program: memory and registers match what gdb shows"
   const std::string addresses = dir + "/addresses";
   const std::string gdb_out = run_capture(
       "timeout 90 gdb -batch -nx -ex 'set pagination off' -ex 'set confirm off' -ex run -ex 'gcore " + core +
-      "' -ex 'thread apply all info registers' -ex 'x/16xb $pc' -ex kill --args " TOOLHOST_CORE_TARGET " " + addresses + " 2>&1");
+      "' -ex 'thread apply all info registers' -ex 'x/16xb $pc' -ex kill --args " TOOLHOST_CORE_TARGET " " + addresses +
+      " 2>&1");
   INFO(gdb_out);
   REQUIRE(gdb_out.find("SIGUSR1") != std::string::npos);
 
@@ -103,7 +104,8 @@ TEST_CASE("a gcore of a real program: memory and registers match what gdb shows"
   CHECK(described.find("core_target") != std::string::npos);  // the executable hint
   std::vector<std::string> names;
   const std::regex name_re("\"name\":\"([a-z0-9_]+)\"");
-  for (std::sregex_iterator it(described.begin(), described.end(), name_re), end; it != end; ++it) names.push_back((*it)[1]);
+  for (std::sregex_iterator it(described.begin(), described.end(), name_re), end; it != end; ++it)
+    names.push_back((*it)[1]);
   REQUIRE(names.size() == 26);
   for (const auto& [lwp, regs] : expected) {
     CAPTURE(lwp);
@@ -182,7 +184,8 @@ TEST_CASE("a gcore of a real program: memory and registers match what gdb shows"
     }
   }
   REQUIRE(data_end > 0x10000);
-  for (size_t cut : {size_t{10}, size_t{64}, size_t{300}, size_t{0x1000}, whole.size() / 2, static_cast<size_t>(data_end - 1)}) {
+  for (size_t cut :
+       {size_t{10}, size_t{64}, size_t{300}, size_t{0x1000}, whole.size() / 2, static_cast<size_t>(data_end - 1)}) {
     CAPTURE(cut);
     const std::string part_path = dir + "/part";
     std::ofstream(part_path, std::ios::binary).write(whole.data(), static_cast<std::streamsize>(cut));

@@ -11,8 +11,8 @@
 #include <toolhost/debug_target.h>
 #include <toolhost/windump/target_dump.hpp>
 
-#include "../../plugins/dump-backend/open_dump.hpp"
 #include <toolhost/snapshot/session.hpp>
+#include "../../plugins/dump-backend/open_dump.hpp"
 #include "guest_layout.h"
 #include "qemu_guest.hpp"
 

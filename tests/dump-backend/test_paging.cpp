@@ -36,12 +36,12 @@ struct fake_memory {
 TEST_CASE("the walk follows 4 KiB, 2 MiB and 1 GiB leaves with effective rights", "[paging]") {
   fake_memory m;
   // CR3 0x1000 (with PCID bits set, which the walk ignores).
-  m.set(0x1000 + 8 * 1, 0x2000 | 0x7);                  // PML4[1] user, writable
-  m.set(0x2000 + 8 * 0, 0x3000 | 0x7);                  // PDPT[0] -> PD
-  m.set(0x2000 + 8 * 2, 0x80000000ull | 0x81);          // PDPT[2] 1 GiB, read-only, supervisor
-  m.set(0x3000 + 8 * 0, 0x4000 | 0x5);                  // PD[0] -> PT, read-only
+  m.set(0x1000 + 8 * 1, 0x2000 | 0x7);                    // PML4[1] user, writable
+  m.set(0x2000 + 8 * 0, 0x3000 | 0x7);                    // PDPT[0] -> PD
+  m.set(0x2000 + 8 * 2, 0x80000000ull | 0x81);            // PDPT[2] 1 GiB, read-only, supervisor
+  m.set(0x3000 + 8 * 0, 0x4000 | 0x5);                    // PD[0] -> PT, read-only
   m.set(0x3000 + 8 * 3, 0x600000 | 0x87 | (1ull << 63));  // PD[3] 2 MiB, NX
-  m.set(0x4000 + 8 * 5, 0x9000 | 0x7);                  // PT[5] -> 0x9000
+  m.set(0x4000 + 8 * 5, 0x9000 | 0x7);                    // PT[5] -> 0x9000
   m.pages[0x9000].assign(0x1000, 0xab);
   const uint64_t cr3 = 0x1000 | 0x5;
   const uint64_t base = 1ull << 39;

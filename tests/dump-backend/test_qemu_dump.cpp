@@ -6,11 +6,11 @@
 #include <map>
 #include <regex>
 
+#include <toolhost/snapshot/session.hpp>
 #include "guest_layout.h"
 #include "open_dump.hpp"
 #include "qemu_guest.hpp"
 #include "qmp_client.hpp"
-#include <toolhost/snapshot/session.hpp>
 
 namespace db = toolhost::dump_backend;
 
@@ -33,9 +33,9 @@ TEST_CASE("a QEMU dump-guest-memory file matches the live gdbstub", "[dump][qemu
 
   // Live, through the gdbstub (the VM is still stopped): registers, then 9 MiB of RAM.
   const std::string bin = guest.dir() + "/live.bin";
-  const std::string live = guest.gdb({"info registers rip rsp r12 r13 r14 r15 eflags cr3 cs",
-                                      "maintenance packet Qqemu.PhyMemMode:1", "dump binary memory " + bin + " 0 0x900000",
-                                      "maintenance packet Qqemu.PhyMemMode:0"});
+  const std::string live =
+      guest.gdb({"info registers rip rsp r12 r13 r14 r15 eflags cr3 cs", "maintenance packet Qqemu.PhyMemMode:1",
+                 "dump binary memory " + bin + " 0 0x900000", "maintenance packet Qqemu.PhyMemMode:0"});
   INFO(live);
   const std::string live_ram = toolhost::test::qemu_guest::read_file(bin);
   REQUIRE(live_ram.size() == 0x900000);
@@ -56,7 +56,8 @@ TEST_CASE("a QEMU dump-guest-memory file matches the live gdbstub", "[dump][qemu
 
   // The patterns, physically and through the guest's own page tables (CR3 from the notes).
   for (uint64_t k = 0; k < GUEST_P1G_LEN; ++k) {
-    if (k >= 16 && ram[GUEST_P1G_PA + k] != pattern_byte(k, GUEST_P1G_MUL, GUEST_P1G_ADD)) FAIL("1G pattern byte " << k);
+    if (k >= 16 && ram[GUEST_P1G_PA + k] != pattern_byte(k, GUEST_P1G_MUL, GUEST_P1G_ADD))
+      FAIL("1G pattern byte " << k);
   }
   std::vector<uint8_t> v(GUEST_P4K_LEN);
   REQUIRE(t->read_memory(t, TOOLHOST_DT_VIRTUAL, GUEST_P4K_VA, v.data(), v.size(), &done, nullptr) == TOOLHOST_OK);
@@ -76,7 +77,8 @@ TEST_CASE("a QEMU dump-guest-memory file matches the live gdbstub", "[dump][qemu
   t->describe(t, &w);
   std::vector<std::string> names;
   const std::regex name_re("\"name\":\"([a-z0-9_]+)\"");
-  for (std::sregex_iterator it(described.begin(), described.end(), name_re), end; it != end; ++it) names.push_back((*it)[1]);
+  for (std::sregex_iterator it(described.begin(), described.end(), name_re), end; it != end; ++it)
+    names.push_back((*it)[1]);
   std::vector<uint64_t> values(names.size());
   REQUIRE(t->read_registers(t, 0, values.data(), values.size() * 8, &done, nullptr) == TOOLHOST_OK);
   std::map<std::string, uint64_t> mine;

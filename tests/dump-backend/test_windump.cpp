@@ -70,9 +70,13 @@ TEST_CASE("each Windows dump type opens and reads physical and virtual memory", 
 
   // Virtual addresses through the 4 KiB, 2 MiB and 1 GiB mappings.
   const auto read = physical_of(*reader);
-  struct probe { uint64_t va, pa, page; bool nx; };
-  for (const probe p : {probe{t::kVa4K + 0x123, 0x10123, 0x1000, false}, probe{t::kVa2M + 0x5abc, 0x205abc, 0x200000, true},
-                        probe{t::kVa1G + 0x7010, 0x40007010, 0x40000000, false}}) {
+  struct probe {
+    uint64_t va, pa, page;
+    bool nx;
+  };
+  for (const probe p :
+       {probe{t::kVa4K + 0x123, 0x10123, 0x1000, false}, probe{t::kVa2M + 0x5abc, 0x205abc, 0x200000, true},
+        probe{t::kVa1G + 0x7010, 0x40007010, 0x40000000, false}}) {
     auto tr = toolhost::paging::translate(h.directory_table_base, p.va, read);
     REQUIRE(tr.ok());
     CHECK(tr->physical == p.pa);
@@ -93,14 +97,29 @@ TEST_CASE("truncated Windows dumps give clear errors and never crash", "[windump
   t::dump_spec spec = t::sample_system(type);
   spec.required_dump_space = declared_size;
   const std::vector<uint8_t> full = t::generate_dump(spec);
-  std::set<size_t> cuts = {0, 1, 4, 0x30, 0x1000, 0x1fff, 0x2000, 0x2008, 0x2030, 0x2037, 0x2038, 0x2040, 0x3000,
-                           full.size() - 0x1001, full.size() - 0x1000, full.size() - 1};
+  std::set<size_t> cuts = {0,
+                           1,
+                           4,
+                           0x30,
+                           0x1000,
+                           0x1fff,
+                           0x2000,
+                           0x2008,
+                           0x2030,
+                           0x2037,
+                           0x2038,
+                           0x2040,
+                           0x3000,
+                           full.size() - 0x1001,
+                           full.size() - 0x1000,
+                           full.size() - 1};
   for (size_t cut : cuts) {
     CAPTURE(cut);
     std::vector<uint8_t> part(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(cut));
     const std::string error = parse_error(part);
     REQUIRE_FALSE(error.empty());
-    CHECK((error.find("truncated Windows dump") != std::string::npos || error.find("bad Windows dump") != std::string::npos));
+    CHECK((error.find("truncated Windows dump") != std::string::npos ||
+           error.find("bad Windows dump") != std::string::npos));
   }
 }
 
@@ -126,10 +145,22 @@ TEST_CASE("every header field perturbed gives a clear error or a correct read", 
   const t::dump_spec spec = t::sample_system(type);
   const std::vector<uint8_t> good = t::generate_dump(spec);
   // Fields the reader only reports: any value opens, and the value shows.
-  const std::set<std::string> informational = {
-      "MajorVersion", "MinorVersion", "DirectoryTableBase", "PfnDatabase", "PsLoadedModuleList", "PsActiveProcessHead",
-      "BugCheckCode", "BugCheckParameter1", "BugCheckParameter4", "KdDebuggerDataBlock", "ContextRecord.Rip",
-      "ContextRecord.Rsp", "Exception.ExceptionCode", "SystemTime", "Comment", "SystemUpTime"};
+  const std::set<std::string> informational = {"MajorVersion",
+                                               "MinorVersion",
+                                               "DirectoryTableBase",
+                                               "PfnDatabase",
+                                               "PsLoadedModuleList",
+                                               "PsActiveProcessHead",
+                                               "BugCheckCode",
+                                               "BugCheckParameter1",
+                                               "BugCheckParameter4",
+                                               "KdDebuggerDataBlock",
+                                               "ContextRecord.Rip",
+                                               "ContextRecord.Rsp",
+                                               "Exception.ExceptionCode",
+                                               "SystemTime",
+                                               "Comment",
+                                               "SystemUpTime"};
   for (const t::header_field& f : t::header_fields(type)) {
     for (const uint64_t value : {0ull, ~0ull, 0x8000000000000000ull, 0x7fffull, 0x1ull}) {
       CAPTURE(f.name, f.offset, value);
@@ -149,7 +180,8 @@ TEST_CASE("every header field perturbed gives a clear error or a correct read", 
         // A structural value that still describes a consistent file: every read stays in bounds.
         std::vector<uint8_t> page(0x1000);
         for (const auto& run : r->runs()) {
-          for (uint64_t p = 0; p < std::min<uint64_t>(run.page_count, 4); ++p) r->read_physical((run.first_page + p) * 0x1000, page);
+          for (uint64_t p = 0; p < std::min<uint64_t>(run.page_count, 4); ++p)
+            r->read_physical((run.first_page + p) * 0x1000, page);
         }
         continue;
       }

@@ -61,8 +61,8 @@ std::vector<uint8_t> generate_dump(const dump_spec& spec) {
   put<uint16_t>(d, 0x348 + 0x40, c.gs);
   put<uint16_t>(d, 0x348 + 0x42, c.ss);
   put<uint32_t>(d, 0x348 + 0x44, c.eflags);
-  const uint64_t gprs[] = {c.rax, c.rcx, c.rdx, c.rbx, c.rsp, c.rbp, c.rsi, c.rdi,
-                           c.r8,  c.r9,  c.r10, c.r11, c.r12, c.r13, c.r14, c.r15, c.rip};
+  const uint64_t gprs[] = {c.rax, c.rcx, c.rdx, c.rbx, c.rsp, c.rbp, c.rsi, c.rdi, c.r8,
+                           c.r9,  c.r10, c.r11, c.r12, c.r13, c.r14, c.r15, c.rip};
   for (int i = 0; i < 17; ++i) put<uint64_t>(d, 0x348 + 0x78 + 8 * i, gprs[i]);
   std::memset(d.data() + 0xf00, 0, 0x98);
   put<uint32_t>(d, 0xf00, 0xc0000005);
@@ -132,7 +132,9 @@ dump_spec sample_system(uint32_t type) {
     p.resize(0x1000, 0);
     return p;
   };
-  auto entry = [](std::vector<uint8_t>& t, uint64_t index, uint64_t value) { std::memcpy(t.data() + index * 8, &value, 8); };
+  auto entry = [](std::vector<uint8_t>& t, uint64_t index, uint64_t value) {
+    std::memcpy(t.data() + index * 8, &value, 8);
+  };
   // PML4 (0x1000)[496] -> PDPT 0x2000; PDPT[0] -> PD 0x3000, PDPT[1] = 1 GiB page at 0x40000000;
   // PD[0] -> PT 0x4000, PD[1] = 2 MiB page at 0x200000; PT[0x10] -> 0x10000.
   entry(table(1), 496, 0x2000 | 3);
@@ -179,20 +181,34 @@ dump_spec sample_system(uint32_t type) {
 
 std::vector<header_field> header_fields(uint32_t type) {
   std::vector<header_field> f = {
-      {"Signature", 0x000, 4},          {"ValidDump", 0x004, 4},           {"MajorVersion", 0x008, 4},
-      {"MinorVersion", 0x00c, 4},       {"DirectoryTableBase", 0x010, 8},  {"PfnDatabase", 0x018, 8},
-      {"PsLoadedModuleList", 0x020, 8}, {"PsActiveProcessHead", 0x028, 8}, {"MachineImageType", 0x030, 4},
-      {"NumberProcessors", 0x034, 4},   {"BugCheckCode", 0x038, 4},        {"BugCheckParameter1", 0x040, 8},
-      {"BugCheckParameter4", 0x058, 8}, {"KdDebuggerDataBlock", 0x080, 8}, {"ContextRecord.Rip", 0x348 + 0xf8, 8},
-      {"ContextRecord.Rsp", 0x348 + 0x98, 8}, {"Exception.ExceptionCode", 0xf00, 4}, {"DumpType", 0xf98, 4},
-      {"RequiredDumpSpace", 0xfa0, 8},  {"SystemTime", 0xfa8, 8},          {"Comment", 0xfb0, 8},
+      {"Signature", 0x000, 4},
+      {"ValidDump", 0x004, 4},
+      {"MajorVersion", 0x008, 4},
+      {"MinorVersion", 0x00c, 4},
+      {"DirectoryTableBase", 0x010, 8},
+      {"PfnDatabase", 0x018, 8},
+      {"PsLoadedModuleList", 0x020, 8},
+      {"PsActiveProcessHead", 0x028, 8},
+      {"MachineImageType", 0x030, 4},
+      {"NumberProcessors", 0x034, 4},
+      {"BugCheckCode", 0x038, 4},
+      {"BugCheckParameter1", 0x040, 8},
+      {"BugCheckParameter4", 0x058, 8},
+      {"KdDebuggerDataBlock", 0x080, 8},
+      {"ContextRecord.Rip", 0x348 + 0xf8, 8},
+      {"ContextRecord.Rsp", 0x348 + 0x98, 8},
+      {"Exception.ExceptionCode", 0xf00, 4},
+      {"DumpType", 0xf98, 4},
+      {"RequiredDumpSpace", 0xfa0, 8},
+      {"SystemTime", 0xfa8, 8},
+      {"Comment", 0xfb0, 8},
       {"SystemUpTime", 0x1030, 8},
   };
   if (type == 1) {
     f.push_back({"PhysicalMemoryBlock.NumberOfRuns", 0x088, 4});
     f.push_back({"PhysicalMemoryBlock.NumberOfPages", 0x090, 8});
-    f.push_back({"PhysicalMemoryBlock.Run", 0x098, 8});       // Run[0].BasePage
-    f.push_back({"PhysicalMemoryBlock.Run", 0x0a0, 8});       // Run[0].PageCount
+    f.push_back({"PhysicalMemoryBlock.Run", 0x098, 8});  // Run[0].BasePage
+    f.push_back({"PhysicalMemoryBlock.Run", 0x0a0, 8});  // Run[0].PageCount
   } else if (type == 5 || type == 6) {
     f.push_back({"bitmap header Signature", 0x2000, 4});
     f.push_back({"bitmap header ValidDump", 0x2004, 4});

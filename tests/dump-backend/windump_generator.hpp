@@ -19,7 +19,7 @@ struct generated_context {
 };
 
 struct dump_spec {
-  uint32_t type = 1;  // 1, 5, 6, 8, 9 or 10
+  uint32_t type = 1;                               // 1, 5, 6, 8, 9 or 10
   std::map<uint64_t, std::vector<uint8_t>> pages;  // physical page number -> 4096 bytes
   uint64_t dtb = 0;
   uint64_t ps_loaded_module_list = 0xfffff80000012000;

@@ -14,9 +14,9 @@
 
 namespace {
 
-const char* const kSections[] = {".debug_info",   ".debug_abbrev",   ".debug_line",  ".debug_str",
-                                 ".debug_line_str", ".debug_loclists", ".debug_rnglists", ".debug_addr",
-                                 ".debug_str_offsets", ".debug_ranges", ".debug_loc"};
+const char* const kSections[] = {".debug_info",        ".debug_abbrev",   ".debug_line",     ".debug_str",
+                                 ".debug_line_str",    ".debug_loclists", ".debug_rnglists", ".debug_addr",
+                                 ".debug_str_offsets", ".debug_ranges",   ".debug_loc"};
 
 }  // namespace
 

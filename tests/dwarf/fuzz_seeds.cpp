@@ -34,9 +34,9 @@ int main(int argc, char** argv) {
   entries.resize(4, 0);
   info += static_cast<char>(4);
   for (uint64_t e : entries) put32(info, e);
-  static const char* const kInfo[] = {".debug_info",     ".debug_abbrev",   ".debug_line",    ".debug_str",
-                                      ".debug_line_str", ".debug_loclists", ".debug_rnglists", ".debug_addr",
-                                      ".debug_str_offsets", ".debug_ranges", ".debug_loc"};
+  static const char* const kInfo[] = {".debug_info",        ".debug_abbrev",   ".debug_line",     ".debug_str",
+                                      ".debug_line_str",    ".debug_loclists", ".debug_rnglists", ".debug_addr",
+                                      ".debug_str_offsets", ".debug_ranges",   ".debug_loc"};
   for (const auto& s : file->sections()) {
     if (s.name == ".eh_frame") {
       put32(cfi, (s.address - 0x1000) | 0x80000000u);

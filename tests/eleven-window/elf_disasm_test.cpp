@@ -163,8 +163,7 @@ TEST_CASE("decoder finds the fixture's direct calls the way objdump shows them",
   auto code = file->read(main_fn->address, main_fn->size);
   REQUIRE(code.ok());
   toolhost::disasm::decoder d;
-  auto insns = d.decode_all(main_fn->address,
-                            std::span(reinterpret_cast<const uint8_t*>(code->data()), code->size()));
+  auto insns = d.decode_all(main_fn->address, std::span(reinterpret_cast<const uint8_t*>(code->data()), code->size()));
   bool calls_check = false;
   uint64_t covered = 0;
   for (const auto& insn : insns) {

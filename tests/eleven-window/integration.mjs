@@ -58,8 +58,16 @@ function scratchHome() {
 }
 
 // Starts toolhost-window and resolves once it prints ELEVEN_BRIDGE (its sockets listen).
+// The window's environment: `home` is its home, so its data folder (projects) is inside it.
+function windowEnv(home) {
+  const env = { ...process.env, HOME: home };
+  delete env.XDG_DATA_HOME;
+  delete env.XDG_STATE_HOME;
+  return env;
+}
+
 async function startWindow(home, args, socket = path.join(home, 'bridge.sock')) {
-  const proc = spawn(WINDOW, ['serve', ...args, '--socket', socket], { cwd: home, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(WINDOW, ['serve', ...args, '--socket', socket], { cwd: home, env: windowEnv(home), stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   proc.stderr.on('data', (d) => { stderr += d; });
   cleanups.push(() => { if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL'); });
@@ -84,7 +92,7 @@ async function stopWindow(win) {
 
 // The person at the window: toolhost-window's own command line.
 function windowCommand(socket, ...args) {
-  const r = spawnSync(WINDOW, [...args, '--socket', socket], { encoding: 'utf8', timeout: 10000 });
+  const r = spawnSync(WINDOW, [...args, '--socket', socket], { encoding: 'utf8', timeout: 10000, env: windowEnv(os.tmpdir()) });
   return { ok: r.status === 0, text: (r.status === 0 ? r.stdout : r.stderr).trim() };
 }
 
@@ -155,12 +163,35 @@ test('without a bridge, or with no window listening, every tool says so in one s
   }
 });
 
+// One request straight to the window's bridge, as the plugin sends it; the parsed answer line.
+function bridgeRequest(socket, request) {
+  return new Promise((resolve, reject) => {
+    const conn = net.createConnection(socket);
+    let text = '';
+    conn.on('data', (d) => {
+      text += d;
+      if (text.includes('\n')) {
+        conn.end();
+        resolve(JSON.parse(text.slice(0, text.indexOf('\n'))));
+      }
+    });
+    conn.on('error', reject);
+    conn.write(JSON.stringify(request) + '\n');
+  });
+}
+
 test('with no file open every tool answers the document\'s sentence, until the user opens one', async () => {
   const home = scratchHome();
   const win = await startWindow(home, []);
   const client = await connect(home, { bridge: win.socket });
   for (const [tool, args] of Object.entries(validArgs(hex(NM.get('main'))))) {
     await expectError(client, tool, args, NO_FILE);
+  }
+  // The window reads the tool's name before it looks for a file, so the sentence above came from
+  // each tool's own dispatch: a name the window does not have gets another answer.
+  for (const tool of ['no_such_tool', 'current_views', 'gpu_profile']) {
+    const answer = await bridgeRequest(win.socket, { id: 1, tool, args: {} });
+    assert.deepEqual(answer, { id: 1, ok: false, error: `Eleven has no tool named "${tool}".` });
   }
   const opened = windowCommand(win.socket, 'open', path.join(home, 'license'));
   assert.ok(opened.ok, opened.text);
@@ -259,6 +290,104 @@ test('every tool\'s success path and refusals on the binary with symbols', async
   await stopWindow(again);
 });
 
+// Issue 16 item 7: the window writes nothing beside the binary, and leaves no lock behind.
+const projectsOf = (home) => path.join(home, '.local', 'share', 'eleven', 'projects');
+const statusOf = (win) => JSON.parse(windowCommand(win.socket, 'status').text);
+const lockOf = (project) => path.join(path.dirname(project), '.' + path.basename(project) + '.lock');
+
+test('the window writes nothing beside the binary: project, lock and patched copy are in the data folder', async () => {
+  const home = scratchHome();
+  const bin = path.join(home, 'bin');
+  fs.mkdirSync(bin);
+  fs.copyFileSync(path.join(home, 'license'), path.join(bin, 'license'));
+  const before = fs.readdirSync(bin).sort();
+  const win = await startWindow(home, [path.join(bin, 'license')]);
+  const { project } = statusOf(win);
+  assert.equal(path.dirname(path.dirname(project)), projectsOf(home));
+  assert.match(path.basename(path.dirname(project)), /^license-[0-9a-f]{8}$/);
+  assert.equal(path.basename(project), 'license.eleven.json');
+  assert.ok(fs.existsSync(lockOf(project)));
+  const client = await connect(home, { bridge: win.socket });
+  const check = hex(NM.get('check_license'));
+  await expectOk(client, 'rename_function', { function: check, new_name: 'verify_key' });
+  await expectOk(client, 'propose_patch', { address: check, bytes: 'c3', reason: 'Return at once.' });
+  assert.ok(windowCommand(win.socket, 'accept', '1').ok);
+  assert.deepEqual(fs.readdirSync(bin).sort(), before, 'nothing was written beside the binary');
+  assert.ok(fs.existsSync(project));
+  assert.ok(fs.existsSync(path.join(path.dirname(project), 'license.patched')));
+  await stopWindow(win);
+  // XDG_DATA_HOME names the data folder when it is set.
+  const data = path.join(home, 'data');
+  const proc = spawn(WINDOW, ['serve', path.join(bin, 'license'), '--socket', path.join(home, 'x.sock')],
+    { env: { ...windowEnv(home), XDG_DATA_HOME: data }, stdio: ['ignore', 'pipe', 'ignore'] });
+  await new Promise((resolve) => proc.stdout.on('data', (d) => { if (String(d).includes('ELEVEN_BRIDGE=')) resolve(); }));
+  assert.equal(path.dirname(path.dirname(statusOf({ socket: path.join(home, 'x.sock') }).project)), path.join(data, 'eleven', 'projects'));
+  await stopWindow({ proc });
+});
+
+test('the lock is removed on every exit path: SIGTERM, SIGINT, SIGHUP, close, and opening another binary', async () => {
+  const home = scratchHome();
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
+    const win = await startWindow(home, [path.join(home, 'license')]);
+    const { project } = statusOf(win);
+    assert.ok(fs.existsSync(lockOf(project)), signal);
+    const exited = new Promise((resolve) => win.proc.on('exit', (code) => resolve(code)));
+    win.proc.kill(signal);
+    assert.equal(await exited, 0, `${signal} ends the window cleanly`);
+    assert.equal(fs.existsSync(lockOf(project)), false, `the lock is gone after ${signal}`);
+    assert.equal(fs.existsSync(win.socket), false, `the socket is gone after ${signal}`);
+  }
+  const win = await startWindow(home, [path.join(home, 'license')]);
+  const first = statusOf(win).project;
+  assert.ok(windowCommand(win.socket, 'open', path.join(home, 'license-stripped')).ok);
+  const second = statusOf(win).project;
+  assert.notEqual(second, first);
+  assert.equal(fs.existsSync(lockOf(first)), false, 'opening another binary removes the old lock');
+  assert.ok(fs.existsSync(lockOf(second)));
+  assert.ok(windowCommand(win.socket, 'close').ok);
+  assert.equal(fs.existsSync(lockOf(second)), false, 'close removes the lock');
+  await stopWindow(win);
+});
+
+test('a project an earlier window kept beside the binary is read, then saved in the data folder', async () => {
+  const home = scratchHome();
+  const check = hex(NM.get('check_license'));
+  // An old window wrote the project beside the binary (the default then).
+  const legacy = path.join(home, 'license.eleven.json');
+  let win = await startWindow(home, [path.join(home, 'license'), '--project', legacy]);
+  let client = await connect(home, { bridge: win.socket });
+  await expectOk(client, 'rename_function', { function: check, new_name: 'verify_key' });
+  await stopWindow(win);
+  const legacyText = fs.readFileSync(legacy, 'utf8');
+  win = await startWindow(home, [path.join(home, 'license')]);
+  const { project } = statusOf(win);
+  assert.equal(path.dirname(path.dirname(project)), projectsOf(home));
+  client = await connect(home, { bridge: win.socket });
+  assert.match((await expectOk(client, 'list_marks', {})).text, new RegExp(`renamed ${check} to verify_key`));
+  await expectOk(client, 'add_note', { function: 'verify_key', note: 'Hashes the key.' });
+  assert.ok(fs.readFileSync(project, 'utf8').includes('Hashes the key.'));
+  assert.equal(fs.readFileSync(legacy, 'utf8'), legacyText, 'the old file is left as it was');
+  await stopWindow(win);
+});
+
+test('a window restarted at the same --socket keeps its ELEVEN_BRIDGE, as the README\'s client entry needs', async () => {
+  // The README's client entry and the command it says to start the window with name one path.
+  const readme = fs.readFileSync(path.join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
+  const entry = /"ELEVEN_BRIDGE": "([^"]+)"/.exec(readme);
+  const command = /toolhost-window serve \S+ --socket (\S+)/.exec(readme);
+  assert.ok(entry && command, 'the README shows the client entry and the serve command');
+  assert.equal(command[1], entry[1]);
+  const home = scratchHome();
+  const socket = path.join(home, 'fixed.sock');
+  let win = await startWindow(home, [path.join(home, 'license')], socket);
+  const client = await connect(home, { bridge: socket });
+  await expectOk(client, 'current_view', {});
+  await stopWindow(win);
+  win = await startWindow(home, [path.join(home, 'license')], socket);
+  await expectOk(client, 'current_view', {});  // the same entry reaches the restarted window
+  await stopWindow(win);
+});
+
 test('the stripped binary shows FUN_<address> at the addresses nm reports for the unstripped build', async () => {
   const home = scratchHome();
   const win = await startWindow(home, [path.join(home, 'license-stripped')]);
@@ -326,14 +455,16 @@ test('an accepted patch writes a patched copy and leaves the original byte-ident
   await expectOk(client, 'propose_patch', { address: check, bytes: 'b8 01 00 00 00 c3', reason: 'Accepts every key.' },
     `Suggested to the user: Patch ${check} to b8 01 00 00 00 c3 (Accepts every key.). Nothing is saved until they ` +
     'accept it in the Changes tab, and then Eleven writes a patched copy, never the original file.');
-  assert.equal(fs.existsSync(path.join(home, 'license.patched')), false);
+  // The copy goes to the project's folder (in the data folder, never beside the binary).
+  const copy = path.join(path.dirname(JSON.parse(windowCommand(win.socket, 'status').text).project), 'license.patched');
+  assert.equal(fs.existsSync(copy), false);
   const accepted = windowCommand(win.socket, 'accept', '1');
   assert.ok(accepted.ok, accepted.text);
   assert.equal(accepted.text, `Accepted #1: Patch ${check} to b8 01 00 00 00 c3. Wrote the patched copy to ` +
-    `${path.join(home, 'license.patched')}; the original file is unchanged.`);
+    `${copy}; the original file is unchanged.`);
   assert.equal(sha256(original), before);
   const a = fs.readFileSync(original);
-  const b = fs.readFileSync(path.join(home, 'license.patched'));
+  const b = fs.readFileSync(copy);
   assert.equal(b.length, a.length);
   const differing = [];
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) differing.push(i);
@@ -347,7 +478,7 @@ test('an accepted patch writes a patched copy and leaves the original byte-ident
   assert.ok(found, 'the patch bytes are not in the copy');
   // The copy runs and takes the patched path; the original still checks the key.
   const lines = (file) => spawnSync(file, ['wrong-key'], { encoding: 'utf8' }).stdout.split('\n');
-  assert.ok(lines(path.join(home, 'license.patched')).includes('valid'));
+  assert.ok(lines(copy).includes('valid'));
   assert.ok(lines(original).includes('invalid key of length 9'));
   await stopWindow(win);
 });

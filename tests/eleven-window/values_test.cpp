@@ -46,7 +46,9 @@ TEST_CASE("new names must be C identifiers", "[values]") {
     REQUIRE_FALSE(s.ok());
     CHECK_FALSE(s.message().empty());
   }
-  CHECK(std::string(eleven::check_new_name("check-license").message()).find("\"check-license\" is not a C identifier") == 0);
+  CHECK(
+      std::string(eleven::check_new_name("check-license").message()).find("\"check-license\" is not a C identifier") ==
+      0);
   CHECK(std::string(eleven::check_new_name("int").message()).find("C keyword") != std::string::npos);
   CHECK_FALSE(eleven::check_new_name(std::string(256, 'a')).ok());
   CHECK(eleven::check_new_name(std::string(255, 'a')).ok());

@@ -51,7 +51,8 @@ std::string slurp(const fs::path& p) {
 struct scratch {
   fs::path dir;
   scratch() {
-    dir = fs::temp_directory_path() / ("eleven-window-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
+    dir = fs::temp_directory_path() /
+          ("eleven-window-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
     fs::remove_all(dir);
     fs::create_directories(dir);
     fs::copy_file(TEST_FIXTURE_DIR "/license", dir / "license");
@@ -160,7 +161,8 @@ TEST_CASE("the project store saves atomically and reloads what it saved", "[wind
 
 TEST_CASE("the project store refuses a damaged file and another binary's project", "[window][store]") {
   scratch s;
-  std::ofstream(s.dir / "bad.json") << "{\"format\": \"toolhost-window project 1\", \"marks\": {\"names\": {\"401000\": \"x\"}}";
+  std::ofstream(s.dir / "bad.json")
+      << "{\"format\": \"toolhost-window project 1\", \"marks\": {\"names\": {\"401000\": \"x\"}}";
   auto bad = eleven::project_store::load(s.dir / "bad.json", s.dir / "license");
   REQUIRE_FALSE(bad.ok());
   CHECK(std::string(bad.status().message()).find("is damaged") != std::string::npos);
@@ -194,7 +196,8 @@ TEST_CASE("the window renames, logs, reviews, undoes and copies patches", "[wind
 
   auto shown = w.call_tool("open_function", args({{"function", fun.c_str()}}), kClaude);
   CHECK(shown.text == "Showing " + fun + " (" + check + ") to the user.");
-  auto renamed = w.call_tool("rename_function", args({{"function", check.c_str()}, {"new_name", "check_license"}}), kClaude);
+  auto renamed =
+      w.call_tool("rename_function", args({{"function", check.c_str()}, {"new_name", "check_license"}}), kClaude);
   REQUIRE(renamed.ok);
   CHECK(renamed.text == "Renamed " + fun + " to check_license in the user's project.");
   CHECK(w.call_tool("open_function", args({{"function", "check_license"}}), kClaude).text ==
@@ -213,10 +216,11 @@ TEST_CASE("the window renames, logs, reviews, undoes and copies patches", "[wind
   REQUIRE(noted.ok);
   CHECK(noted.text.rfind("Suggested to the user", 0) == 0);
   CHECK(w.call_tool("list_marks", args({}), kClaude).text ==
-        "renamed " + check + " to check_license\nwaiting for the user's review: Note on check_license: Compares hashes.");
+        "renamed " + check +
+            " to check_license\nwaiting for the user's review: Note on check_license: Compares hashes.");
 
-  auto patch = w.call_tool("propose_patch", args({{"address", check.c_str()}, {"bytes", "c3"}, {"reason", "Return at once."}}),
-                           kClaude);
+  auto patch = w.call_tool("propose_patch",
+                           args({{"address", check.c_str()}, {"bytes", "c3"}, {"reason", "Return at once."}}), kClaude);
   REQUIRE(patch.ok);
   CHECK(patch.text.rfind("Suggested to the user: Patch " + check + " to c3", 0) == 0);
 
@@ -224,8 +228,10 @@ TEST_CASE("the window renames, logs, reviews, undoes and copies patches", "[wind
   one.AddMember("id", 1, one.GetAllocator());
   REQUIRE(w.command("accept", one).ok);
   CHECK(w.call_tool("list_marks", args({}), kClaude).text ==
-        "renamed " + check + " to check_license\nnote on check_license: Compares hashes.\n"
-        "waiting for the user's review: Patch " + check + " to c3");
+        "renamed " + check +
+            " to check_license\nnote on check_license: Compares hashes.\n"
+            "waiting for the user's review: Patch " +
+            check + " to c3");
 
   const std::string original = slurp(s.dir / "license-stripped");
   rapidjson::Document two(rapidjson::kObjectType);
@@ -240,15 +246,16 @@ TEST_CASE("the window renames, logs, reviews, undoes and copies patches", "[wind
   size_t differing = 0;
   for (size_t i = 0; i < original.size(); ++i) differing += original[i] != patched[i];
   CHECK(differing == 1);
-  struct stat st{};
+  struct stat st {};
   REQUIRE(::stat(copy.c_str(), &st) == 0);
-  CHECK((st.st_mode & 0111) != 0);  // still executable
+  CHECK((st.st_mode & 0111) != 0);           // still executable
   CHECK_FALSE(w.command("accept", two).ok);  // already accepted
 
   // Undo goes back through the accepted note, then the rename.
   REQUIRE(w.command("undo", args({})).ok);
   REQUIRE(w.command("undo", args({})).ok);
-  CHECK(w.call_tool("list_marks", args({}), kClaude).text == "Nothing is written into the project for license-stripped yet.");
+  CHECK(w.call_tool("list_marks", args({}), kClaude).text ==
+        "Nothing is written into the project for license-stripped yet.");
   CHECK(w.call_tool("open_function", args({{"function", "check_license"}}), kClaude).ok == false);
 }
 

@@ -90,7 +90,10 @@ TEST_CASE("gdb backend drives a process under gdbserver", "[gdbserver]") {
   CHECK(done > message - base);
   CHECK(done < big.size());
   CHECK(std::memcmp(big.data() + (message - base), "hello, world", 12) == 0);
-  CHECK(std::memcmp(big.data(), "\x7f" "ELF", 4) == 0);
+  CHECK(std::memcmp(big.data(),
+                    "\x7f"
+                    "ELF",
+                    4) == 0);
   CHECK(t->read_memory(t, TOOLHOST_DT_VIRTUAL, 0x10, text, 4, &done, error.raw()) == TOOLHOST_ERR_NOT_FOUND);
 
   // Write a byte the program prints.

@@ -138,8 +138,7 @@ TEST_CASE("target description follows includes and numbers registers", "[rsp]") 
   CHECK(d->registers[2].role == "flags");
   CHECK(d->registers[3].regnum == 20);
   CHECK(d->registers[3].offset == 20);
-  auto missing = gdb::read_target_description([](std::string_view) -> absl::StatusOr<std::string> {
-    return absl::NotFoundError("nothing");
-  });
+  auto missing = gdb::read_target_description(
+      [](std::string_view) -> absl::StatusOr<std::string> { return absl::NotFoundError("nothing"); });
   CHECK_FALSE(missing.ok());
 }

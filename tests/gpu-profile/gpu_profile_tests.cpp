@@ -10,9 +10,9 @@
 #include <sqlite3.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <thread>
 #include <unistd.h>
 #include <cstring>
+#include <thread>
 
 #include "bridge_view.hpp"
 #include "interval_union.hpp"
@@ -68,7 +68,8 @@ TEST_CASE("busy time is the union of intervals, with gaps between the merged run
   CHECK(gp::total_length(merged) == 15 + 15 + 10);
   const auto gaps = gp::gaps_between(merged);
   CHECK(gaps == std::vector<int64_t>{5, 1'000'000 - 35});
-  const auto h = gp::gap_histogram({0, 999, 1'000, 4'999, 5'000, 19'999, 20'000, 99'999, 100'000, 999'999, 1'000'000, 5'000'000});
+  const auto h =
+      gp::gap_histogram({0, 999, 1'000, 4'999, 5'000, 19'999, 20'000, 99'999, 100'000, 999'999, 1'000'000, 5'000'000});
   CHECK(h == std::array<int64_t, 6>{2, 2, 2, 2, 2, 2});
 }
 
@@ -95,7 +96,7 @@ TEST_CASE("xctrace reader resolves id/ref interning, nested values included") {
   REQUIRE(trace.ok());
   REQUIRE(trace->intervals.size() == 3);
   CHECK(trace->intervals[1].end_ns - trace->intervals[1].start_ns == 500);  // duration by ref
-  CHECK(trace->intervals[1].pid == 77);                                       // process by ref
+  CHECK(trace->intervals[1].pid == 77);                                     // process by ref
   CHECK(trace->tracks[trace->intervals[1].track] == "Fragment");
   CHECK(trace->intervals[2].pid == 77);  // <pid ref="4"/> nested in a new process element
   CHECK(trace->process_names.at(77) == "Game");
@@ -112,7 +113,8 @@ TEST_CASE("xctrace reader refuses malformed, truncated and foreign XML with a cl
   REQUIRE_FALSE(cut.ok());
   CHECK_THAT(message_of(cut), Catch::Contains("truncated") && Catch::Contains("line"));
 
-  auto bad_ref = gp::read_xctrace_xml(dir.write("ref.xml", std::string(kSmallXml).replace(xml.find("ref=\"1\""), 7, "ref=\"99\"")));
+  auto bad_ref = gp::read_xctrace_xml(
+      dir.write("ref.xml", std::string(kSmallXml).replace(xml.find("ref=\"1\""), 7, "ref=\"99\"")));
   REQUIRE_FALSE(bad_ref.ok());
   CHECK_THAT(message_of(bad_ref), Catch::Contains("ref=\"99\"") && Catch::Contains("no earlier id"));
 
@@ -120,12 +122,15 @@ TEST_CASE("xctrace reader refuses malformed, truncated and foreign XML with a cl
   REQUIRE_FALSE(toc.ok());
   CHECK_THAT(message_of(toc), Catch::Contains("table of contents"));
 
-  auto other = gp::read_xctrace_xml(dir.write("other.xml",
-      "<trace-query-result><node><schema name=\"time-profile\"><col><mnemonic>time</mnemonic></col></schema></node></trace-query-result>"));
+  auto other = gp::read_xctrace_xml(
+      dir.write("other.xml",
+                "<trace-query-result><node><schema "
+                "name=\"time-profile\"><col><mnemonic>time</mnemonic></col></schema></node></trace-query-result>"));
   REQUIRE_FALSE(other.ok());
   CHECK_THAT(message_of(other), Catch::Contains("no metal-gpu-intervals") && Catch::Contains("time-profile"));
 
-  auto wide = gp::read_xctrace_xml(dir.write("wide.xml",
+  auto wide = gp::read_xctrace_xml(dir.write(
+      "wide.xml",
       "<trace-query-result><node><schema name=\"metal-gpu-intervals\"><col><mnemonic>start</mnemonic></col></schema>"
       "<row><a>1</a><b>2</b></row></node></trace-query-result>"));
   REQUIRE_FALSE(wide.ok());
@@ -184,7 +189,8 @@ TEST_CASE("Chrome reader refuses truncated, malformed and foreign JSON") {
   auto foreign = gp::read_chrome_json(dir.write("f.json", R"({"name":"package.json"})"));
   REQUIRE_FALSE(foreign.ok());
   CHECK_THAT(message_of(foreign), Catch::Contains("no \"traceEvents\""));
-  auto empty = gp::read_chrome_json(dir.write("e.json", R"({"traceEvents":[{"ph":"X","name":"x","pid":1,"tid":1,"ts":1,"dur":1}]})"));
+  auto empty = gp::read_chrome_json(
+      dir.write("e.json", R"({"traceEvents":[{"ph":"X","name":"x","pid":1,"tid":1,"ts":1,"dur":1}]})"));
   REQUIRE_FALSE(empty.ok());
   CHECK_THAT(message_of(empty), Catch::Contains("no GPU work"));
 }
@@ -199,7 +205,8 @@ TEST_CASE("nsys reader refuses non-databases and databases without CUDA activity
   const fs::path empty = dir.path / "empty.sqlite";
   sqlite3* db = nullptr;
   REQUIRE(sqlite3_open(empty.c_str(), &db) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(db, "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);", nullptr, nullptr, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db, "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);", nullptr, nullptr,
+                       nullptr) == SQLITE_OK);
   sqlite3_close(db);
   auto none = gp::read_nsys_sqlite(empty);
   REQUIRE_FALSE(none.ok());
@@ -209,7 +216,8 @@ TEST_CASE("nsys reader refuses non-databases and databases without CUDA activity
 TEST_CASE("read_trace picks the reader from the content and names what it cannot read") {
   temp_dir dir;
   CHECK_THAT(message_of(gp::read_trace(dir.write("e.json", ""))), Catch::Contains("is empty"));
-  CHECK_THAT(message_of(gp::read_trace(dir.write("x.bin", "\x01\x02garbage"))), Catch::Contains("not a trace this tool reads"));
+  CHECK_THAT(message_of(gp::read_trace(dir.write("x.bin", "\x01\x02garbage"))),
+             Catch::Contains("not a trace this tool reads"));
   fs::create_directories(dir.path / "run.trace");
   CHECK_THAT(message_of(gp::read_trace(dir.path / "run.trace")), Catch::Contains("xctrace export"));
   auto xml = gp::read_trace(dir.write("t.json", kSmallXml));  // content wins over the extension
@@ -314,15 +322,21 @@ struct fake_bridge {
 TEST_CASE("the open file comes from the window's current_view over the bridge") {
   temp_dir dir;
   {
-    fake_bridge bridge(dir.path, R"({"id":1,"ok":true,"text":"{\"file\":\"/Apps/Example.app\",\"function\":null,\"address\":null,\"view\":null}"})" "\n");
+    fake_bridge bridge(
+        dir.path,
+        R"({"id":1,"ok":true,"text":"{\"file\":\"/Apps/Example.app\",\"function\":null,\"address\":null,\"view\":null}"})"
+        "\n");
     auto file = gp::open_file_from_bridge(bridge.path, "Claude", "c_1");
     REQUIRE(file.ok());
     CHECK(*file == "/Apps/Example.app");
-    CHECK_THAT(bridge.received(), Catch::Contains("\"tool\":\"current_view\"") && Catch::Contains("\"agent\":\"Claude\""));
+    CHECK_THAT(bridge.received(),
+               Catch::Contains("\"tool\":\"current_view\"") && Catch::Contains("\"agent\":\"Claude\""));
   }
   {
     fs::create_directories(dir.path / "second");
-    fake_bridge bridge(dir.path / "second", R"({"id":1,"ok":false,"error":"No file is open in Eleven. Ask the user to open one."})" "\n");
+    fake_bridge bridge(dir.path / "second",
+                       R"({"id":1,"ok":false,"error":"No file is open in Eleven. Ask the user to open one."})"
+                       "\n");
     auto file = gp::open_file_from_bridge(bridge.path, "", "");
     REQUIRE_FALSE(file.ok());
     CHECK(file.status().message() == "No file is open in Eleven. Ask the user to open one.");

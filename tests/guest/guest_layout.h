@@ -13,12 +13,13 @@
 
 /* Physical layout of the image (identity-mapped: VA == PA below 64 MiB). */
 #define GUEST_IMAGE_BASE GUEST_U64(0x100000)
-#define GUEST_TICK_FUNCTION GUEST_U64(0x101000)   /* guest_tick(): called forever by the main loop */
-#define GUEST_COUNTER GUEST_U64(0x108000)         /* u64, incremented by every guest_tick() */
-#define GUEST_READY GUEST_U64(0x108008)           /* u64, GUEST_READY_MAGIC once the patterns are written */
+#define GUEST_TICK_FUNCTION GUEST_U64(0x101000)         /* guest_tick(): called forever by the main loop */
+#define GUEST_COUNTER GUEST_U64(0x108000)               /* u64, incremented by every guest_tick() */
+#define GUEST_READY GUEST_U64(0x108008)                 /* u64, GUEST_READY_MAGIC once the patterns are written */
 #define GUEST_READY_MAGIC GUEST_U64(0x5944414552545347) /* "GSTREADY" little-endian */
-#define GUEST_CR3 GUEST_U64(0x110000)             /* the PML4 (CR3 value of the running guest) */
-#define GUEST_IDENTITY_END GUEST_U64(0x4000000)   /* VA == PA for [0, 64 MiB): 4 KiB pages below 2 MiB, 2 MiB pages above */
+#define GUEST_CR3 GUEST_U64(0x110000)                   /* the PML4 (CR3 value of the running guest) */
+#define GUEST_IDENTITY_END \
+  GUEST_U64(0x4000000) /* VA == PA for [0, 64 MiB): 4 KiB pages below 2 MiB, 2 MiB pages above */
 
 /* Registers the main loop never changes after setup (the guest sits in its main loop). */
 #define GUEST_R12 GUEST_U64(0x1212121212121212)
@@ -33,7 +34,7 @@
 /* 4 KiB pages, deliberately non-contiguous: VA page 0 -> PA 0x305000, VA page 1 -> PA 0x302000. */
 #define GUEST_P4K_VA GUEST_U64(0xffff900040603000)
 #define GUEST_P4K_PA GUEST_U64(0x305000)
-#define GUEST_P4K_PA2 GUEST_U64(0x302000)   /* physical page behind GUEST_P4K_VA + 0x1000 */
+#define GUEST_P4K_PA2 GUEST_U64(0x302000) /* physical page behind GUEST_P4K_VA + 0x1000 */
 #define GUEST_P4K_PAGE GUEST_U64(0x1000)
 #define GUEST_P4K_LEN 8192
 #define GUEST_P4K_MUL 7

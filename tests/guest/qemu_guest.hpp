@@ -24,9 +24,21 @@ class qemu_guest {
   explicit qemu_guest(const std::string& memory = "256M", std::vector<std::string> extra = {}) {
     dir_ = "/tmp/toolhost-qemu-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++);
     std::system(("rm -rf " + dir_ + " && mkdir -p " + dir_).c_str());
-    std::vector<std::string> args = {TOOLHOST_TEST_GUEST_RUN, "--image", TOOLHOST_TEST_GUEST, "-m", memory,
-                                     "-serial", serial(), "-gdb", gdb_socket(), "-qmp", qmp_socket(),
-                                     "-pidfile", dir_ + "/pid", "-timeout", "110"};
+    std::vector<std::string> args = {TOOLHOST_TEST_GUEST_RUN,
+                                     "--image",
+                                     TOOLHOST_TEST_GUEST,
+                                     "-m",
+                                     memory,
+                                     "-serial",
+                                     serial(),
+                                     "-gdb",
+                                     gdb_socket(),
+                                     "-qmp",
+                                     qmp_socket(),
+                                     "-pidfile",
+                                     dir_ + "/pid",
+                                     "-timeout",
+                                     "110"};
     args.insert(args.end(), extra.begin(), extra.end());
     launcher_ = ::fork();
     if (launcher_ == 0) {
@@ -67,7 +79,8 @@ class qemu_guest {
 
   // Runs gdb against the stub with `commands` (one per -ex) and returns its output.
   std::string gdb(const std::vector<std::string>& commands) const {
-    std::string cmd = "timeout 60 gdb -batch -nx -ex 'set architecture i386:x86-64' -ex 'target remote " + gdb_socket() + "'";
+    std::string cmd =
+        "timeout 60 gdb -batch -nx -ex 'set architecture i386:x86-64' -ex 'target remote " + gdb_socket() + "'";
     for (const std::string& c : commands) cmd += " -ex '" + c + "'";
     cmd += " -ex detach 2>&1";
     std::string out;

@@ -45,8 +45,8 @@ TEST_CASE("parse_bind accepts loopback addresses and refuses others without --un
 }
 
 TEST_CASE("parse_bind explains malformed addresses") {
-  for (const char* bad : {"127.0.0.1", ":80", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:8x", "[::1]8808",
-                          "example.com:80", "::1:80"}) {
+  for (const char* bad :
+       {"127.0.0.1", ":80", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:8x", "[::1]8808", "example.com:80", "::1:80"}) {
     INFO(bad);
     CHECK_FALSE(parse_bind(bad, true).ok());
   }
@@ -202,15 +202,18 @@ TEST_CASE("check_request_head: one Host, at most one Origin, and chunked as the 
   CHECK_FALSE(head({{bhttp::field::host, "localhost"}, {bhttp::field::transfer_encoding, "Chunked"}}).has_value());
   CHECK(head({})->status == 400);
   CHECK(head({{bhttp::field::host, "a"}, {bhttp::field::host, "b"}})->status == 400);
-  CHECK(head({{bhttp::field::host, "a"}, {bhttp::field::origin, "http://a"}, {bhttp::field::origin, "http://b"}})->status ==
-        400);
+  CHECK(head({{bhttp::field::host, "a"}, {bhttp::field::origin, "http://a"}, {bhttp::field::origin, "http://b"}})
+            ->status == 400);
   CHECK(head({{bhttp::field::host, "localhost:1@evil.com"}})->status == 400);
-  auto both = head({{bhttp::field::host, "a"}, {bhttp::field::transfer_encoding, "chunked"}, {bhttp::field::content_length, "5"}});
+  auto both = head(
+      {{bhttp::field::host, "a"}, {bhttp::field::transfer_encoding, "chunked"}, {bhttp::field::content_length, "5"}});
   REQUIRE(both);
   CHECK(both->status == 400);
   CHECK(head({{bhttp::field::host, "a"}, {bhttp::field::transfer_encoding, "xchunked"}})->status == 400);
   CHECK(head({{bhttp::field::host, "a"}, {bhttp::field::transfer_encoding, "chunked, chunked"}})->status == 400);
-  auto gzip = head({{bhttp::field::host, "a"}, {bhttp::field::transfer_encoding, "gzip"}, {bhttp::field::transfer_encoding, "chunked"}});
+  auto gzip = head({{bhttp::field::host, "a"},
+                    {bhttp::field::transfer_encoding, "gzip"},
+                    {bhttp::field::transfer_encoding, "chunked"}});
   REQUIRE(gzip);
   CHECK(gzip->status == 501);
   CHECK(gzip->message.find("'gzip'") != std::string::npos);

@@ -40,7 +40,8 @@ const start_case kStarts[] = {
 // many lossy runs short (the clean runs use the defaults); the protocol is the same at any
 // timeout.
 std::vector<std::string> lossy(int run) {
-  return {"--drop", "0.10", "--corrupt", "0.05", "--ack-timeout-ms", "60", "--seed", seed(std::to_string(101 + run).c_str())};
+  return {"--drop",           "0.10", "--corrupt", "0.05",
+          "--ack-timeout-ms", "60",   "--seed",    seed(std::to_string(101 + run).c_str())};
 }
 
 std::vector<std::string> args_for(const start_case& c, bool faulty, int run) {
@@ -82,12 +83,14 @@ TEST_CASE("kd attach: 20 times in a row while the target runs and prints", "[att
   attach_twenty(kStarts[1], true);
 }
 
-TEST_CASE("kd attach: 20 times in a row while the target is halted at a breakpoint and repeats its report", "[attach]") {
+TEST_CASE("kd attach: 20 times in a row while the target is halted at a breakpoint and repeats its report",
+          "[attach]") {
   attach_twenty(kStarts[2], false);
   attach_twenty(kStarts[2], true);
 }
 
-TEST_CASE("kd: g right after open runs past the int3 the target stopped at, DbgPrint arrives, bp x then g reaches x", "[int3]") {
+TEST_CASE("kd: g right after open runs past the int3 the target stopped at, DbgPrint arrives, bp x then g reaches x",
+          "[int3]") {
   for (const start_case& c : kStarts) {
     for (const bool faulty : {false, true}) {
       INFO(c.start << (faulty ? " lossy" : " clean"));
@@ -210,7 +213,9 @@ void injected_commands(bool faulty) {
 
 }  // namespace
 
-TEST_CASE("kd: a state change between a request and its reply (r, db, bp): the command succeeds and a new stop is reported", "[overtake]") {
+TEST_CASE(
+    "kd: a state change between a request and its reply (r, db, bp): the command succeeds and a new stop is reported",
+    "[overtake]") {
   injected_commands(false);
   injected_commands(true);
 }

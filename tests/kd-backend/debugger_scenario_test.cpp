@@ -41,8 +41,9 @@ bool has(const answer& a, const std::string& what) { return a.text.find(what) !=
 // Runs the scenario and returns the lines a person would compare between runs.
 std::vector<std::string> scenario(kdtest::sim_process& sim) {
   std::vector<std::string> seen;
-  debugger_tools tools([](const std::string& name) { return name == "kd" ? &toolhost::kd_backend::kdcom_factory() : nullptr; },
-                       toolhost::debugger::launch_settings{});
+  debugger_tools tools(
+      [](const std::string& name) { return name == "kd" ? &toolhost::kd_backend::kdcom_factory() : nullptr; },
+      toolhost::debugger::launch_settings{});
   auto opened = unpack(tools.open("kd", sim.socket_path(), ""));
   INFO(opened.text);
   REQUIRE_FALSE(opened.error);
@@ -123,10 +124,12 @@ TEST_CASE("kd through the debugger: the same on a wire that drops 10% and corrup
   CHECK(scenario(lossy) == clean);
 }
 
-TEST_CASE("kd through the debugger: a stop reported instead of a reply is rendered after the command", "[kd][debugger]") {
+TEST_CASE("kd through the debugger: a stop reported instead of a reply is rendered after the command",
+          "[kd][debugger]") {
   kdtest::sim_process sim;
-  debugger_tools tools([](const std::string& name) { return name == "kd" ? &toolhost::kd_backend::kdcom_factory() : nullptr; },
-                       toolhost::debugger::launch_settings{});
+  debugger_tools tools(
+      [](const std::string& name) { return name == "kd" ? &toolhost::kd_backend::kdcom_factory() : nullptr; },
+      toolhost::debugger::launch_settings{});
   REQUIRE_FALSE(unpack(tools.open("kd", sim.socket_path(), "")).error);
   // Processor 1 enters DbgBreakPointWithStatus while `r` asks processor 0 for its registers.
   REQUIRE(sim.control("inject cpu 1") == "ok");

@@ -22,9 +22,9 @@ TEST_CASE("a data frame has leader, header, payload and trailer with a byte-sum 
   REQUIRE(bytes.size() == 16 + 4 + 1);
   CHECK(bytes[0] == 0x30);
   CHECK(bytes[3] == 0x30);
-  CHECK(bytes[4] == 2);      // type
-  CHECK(bytes[6] == 4);      // byte count
-  CHECK(bytes[8] == 0x01);   // id, little-endian
+  CHECK(bytes[4] == 2);     // type
+  CHECK(bytes[6] == 4);     // byte count
+  CHECK(bytes[8] == 0x01);  // id, little-endian
   CHECK(bytes[11] == 0x80);
   CHECK(bytes[12] == 0x00);  // checksum 256 = 0x100
   CHECK(bytes[13] == 0x01);

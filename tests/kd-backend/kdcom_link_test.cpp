@@ -90,7 +90,9 @@ class peer {
     uint8_t h[16];
     if (!read_exact(h, 16)) return f;
     auto u16 = [&](int at) { return static_cast<uint16_t>(h[at] | h[at + 1] << 8); };
-    auto u32 = [&](int at) { return static_cast<uint32_t>(h[at] | h[at + 1] << 8 | h[at + 2] << 16 | static_cast<uint32_t>(h[at + 3]) << 24); };
+    auto u32 = [&](int at) {
+      return static_cast<uint32_t>(h[at] | h[at + 1] << 8 | h[at + 2] << 16 | static_cast<uint32_t>(h[at + 3]) << 24);
+    };
     f.leader = u32(0);
     f.type = u16(4);
     f.id = u32(8);

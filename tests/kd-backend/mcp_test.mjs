@@ -65,41 +65,42 @@ function ok(r, what) {
   return r.text;
 }
 
+// Runs the same session against a simulator and returns what the debugger reported at each step
+// (addresses, bytes, the DbgPrint line, where steps ended), read from its answers and from the
+// simulator: a lossy link must give the same observations as a clean one.
 async function scenario(sim) {
-  const seen = [];
+  const seen = {};
+  const line = (text, pattern, what) => {
+    const m = text.match(pattern);
+    assert.ok(m, `${what}: no ${pattern} in:\n${text}`);
+    return m[0];
+  };
   ok(await call('open', { backend: 'kd', connect: sim.sock }), 'open');
   const regs = ok(await command('r'), 'r');
-  assert.match(regs, /rip/);
-  assert.match(ok(await command('db fffff80000000000 L4'), 'db'), /4d 5a 90 00/);
-  assert.match(ok(await command('!db 100000 L4'), '!db'), /4d 5a 90 00/);
+  seen.rip = line(regs, /rip=[0-9a-f`]+/, 'r');
+  seen.db = line(ok(await command('db fffff80000000000 L4'), 'db'), /4d 5a 90 00/, 'db');
+  seen.physical = line(ok(await command('!db 100000 L4'), '!db'), /4d 5a 90 00/, '!db');
   ok(await command('eb fffff80000005000 be ef'), 'eb');
-  assert.equal(await sim.control('peek fffff80000005000 2'), 'beef');
-  assert.match(ok(await command('!db 105000 L2'), '!db after eb'), /be ef/);
+  seen.written = await sim.control('peek fffff80000005000 2');
+  seen.written_read_back = line(ok(await command('!db 105000 L2'), '!db after eb'), /be ef/, '!db after eb');
   ok(await command('bp fffff80000001100'), 'bp');
-  assert.equal(await sim.control('breakpoints'), '1 0xfffff80000001100');
-  const hit = ok(await command('g'), 'g');
-  assert.match(hit, /Breakpoint 0 hit/);
-  seen.push('bp');
-  const again = ok(await command('g'), 'g again');
-  assert.match(again, /\[dbgprint\] Hello from kd-sim/);
-  seen.push('dbgprint');
+  seen.breakpoints = await sim.control('breakpoints');
+  seen.hit = line(ok(await command('g'), 'g'), /Breakpoint 0 hit[^\n]*/, 'g');
+  seen.dbgprint = line(ok(await command('g'), 'g again'), /\[dbgprint\] [^\n]*/, 'g again');
   ok(await command('t'), 't');
-  assert.equal(await sim.control('reg 0 rip'), '0xfffff80000001103');
+  seen.after_t = await sim.control('reg 0 rip');
   ok(await command('p'), 'p');
-  assert.equal(await sim.control('reg 0 rip'), '0xfffff80000001108');
-  seen.push('steps');
+  seen.after_p = await sim.control('reg 0 rip');
   ok(await command('bc *'), 'bc');
-  assert.match((await command('g', 500)).text, /\[target running\]/);
-  assert.equal(await sim.control('state'), 'running');
+  seen.running = line((await command('g', 500)).text, /\[target running\]/, 'g without breakpoints');
+  seen.state_running = await sim.control('state');
   ok(await command('break'), 'break');
-  assert.match(await sim.control('state'), /^halted/);
-  seen.push('break');
+  seen.state_after_break = (await sim.control('state')).split(' ')[0];
   ok(await command('bp fffff80000001100'), 'bp');
   ok(await command('bp fffff80000001010'), 'bp');
   ok(await call('close', {}), 'close');
-  assert.equal(await sim.control('breakpoints'), '0');
-  assert.equal(await sim.control('peek fffff80000001100 1'), '48');
-  assert.equal(await sim.control('state'), 'running');
+  // close takes the breakpoints out, restores the byte under them and lets the target run.
+  seen.after_close = [await sim.control('breakpoints'), await sim.control('peek fffff80000001100 1'), await sim.control('state')];
   return seen;
 }
 
@@ -113,6 +114,16 @@ try {
   const clean = await startSim('clean', []);
   sims.push(clean);
   const cleanSeen = await scenario(clean);
+  // What the simulator's target does, independently of the debugger: written bytes land, the
+  // breakpoint is the one set, a single step and a step over end where kd-sim's code says.
+  assert.equal(cleanSeen.written, 'beef');
+  assert.equal(cleanSeen.breakpoints, '1 0xfffff80000001100');
+  assert.match(cleanSeen.dbgprint, /Hello from kd-sim/);
+  assert.equal(cleanSeen.after_t, '0xfffff80000001103');
+  assert.equal(cleanSeen.after_p, '0xfffff80000001108');
+  assert.equal(cleanSeen.state_running, 'running');
+  assert.equal(cleanSeen.state_after_break, 'halted');
+  assert.deepEqual(cleanSeen.after_close, ['0', '48', 'running']);
   const lossy = await startSim('lossy', ['--drop', '0.10', '--corrupt', '0.05', '--seed', '11']);
   sims.push(lossy);
   assert.deepEqual(await scenario(lossy), cleanSeen);

@@ -7,9 +7,9 @@
 #include <cinttypes>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include <unistd.h>
@@ -67,12 +67,14 @@ std::vector<std::string> scenario(kdtest::sim_process& sim, const char* options)
   // Virtual and physical writes land where the simulator sees them.
   string_writer error;
   const uint8_t pattern[] = {0xDE, 0xAD, 0xBE, 0xEF, 0x01, 0x02};
-  REQUIRE(t->write_memory(t, TOOLHOST_DT_VIRTUAL, kKernelBase + 0x5000, pattern, sizeof(pattern), error.raw()) == TOOLHOST_OK);
+  REQUIRE(t->write_memory(t, TOOLHOST_DT_VIRTUAL, kKernelBase + 0x5000, pattern, sizeof(pattern), error.raw()) ==
+          TOOLHOST_OK);
   CHECK(sim.control("peek fffff80000005000 6") == "deadbeef0102");
   CHECK(sim.control("peekphys 105000 6") == "deadbeef0102");
   REQUIRE(t->write_memory(t, TOOLHOST_DT_PHYSICAL, 0x106000, pattern, 2, error.raw()) == TOOLHOST_OK);
   CHECK(hex_bytes(s.read(TOOLHOST_DT_VIRTUAL, kKernelBase + 0x6000, 2)) == "dead");
-  CHECK(t->write_memory(t, TOOLHOST_DT_VIRTUAL, kKernelBase + 0x400000, pattern, 2, error.raw()) == TOOLHOST_ERR_NOT_FOUND);
+  CHECK(t->write_memory(t, TOOLHOST_DT_VIRTUAL, kKernelBase + 0x400000, pattern, 2, error.raw()) ==
+        TOOLHOST_ERR_NOT_FOUND);
 
   // bp then g stops at the breakpoint; the target holds it in its table.
   REQUIRE(t->set_breakpoint(t, TOOLHOST_DT_BP_SOFTWARE, kSayHello, 1, error.raw()) == TOOLHOST_OK);
@@ -135,7 +137,8 @@ std::vector<std::string> scenario(kdtest::sim_process& sim, const char* options)
   s.ext("switch_processor", R"({"processor":1})");
   string_writer threads;
   t->list_threads(t, threads.raw());
-  CHECK(threads.text() == R"([{"id":0,"name":"processor 0","current":false},{"id":1,"name":"processor 1","current":true}])");
+  CHECK(threads.text() ==
+        R"([{"id":0,"name":"processor 0","current":false},{"id":1,"name":"processor 1","current":true}])");
   const uint64_t rip1 = s.reg("rip");
   CHECK(rip1 >= kKernelBase + 0x1200);
   CHECK(rip1 < kKernelBase + 0x1204);
@@ -225,7 +228,8 @@ TEST_CASE("kd backend: .reboot and .crash through the extension hook, on a lossy
   CHECK(s.output().find("*** Fatal System Error: 0x000000e2") != std::string::npos);
   string_writer described;
   s.t->describe(s.t, described.raw());
-  CHECK(described.text().find(R"("bugcheck":{"code":"0xe2","parameters":["0x0","0x0","0x0","0x0"]})") != std::string::npos);
+  CHECK(described.text().find(R"("bugcheck":{"code":"0xe2","parameters":["0x0","0x0","0x0","0x0"]})") !=
+        std::string::npos);
   // Continuing a bugchecked machine reboots it.
   s.resume(TOOLHOST_DT_CONTINUE);
   stop = s.wait();
@@ -388,9 +392,11 @@ TEST_CASE("kd backend: numbers on the simulator", "[.bench]") {
     for (int i = 0; i < 20; ++i) s.reg("rip");
     const auto t4 = std::chrono::steady_clock::now();
     using ms = std::chrono::duration<double, std::milli>;
-    std::printf("%s: attach %.1f ms; 8-byte read %.3f ms; 1 MiB read %.1f ms (%.1f MiB/s); register read (GetContext + control space) %.3f ms\n",
-                lossy ? "10% drop + 5% corrupt" : "clean wire", ms(t1 - t0).count(), ms(t2 - t1).count() / kSmall,
-                ms(t3 - t2).count(), 1000.0 / ms(t3 - t2).count(), ms(t4 - t3).count() / 20);
+    std::printf(
+        "%s: attach %.1f ms; 8-byte read %.3f ms; 1 MiB read %.1f ms (%.1f MiB/s); register read (GetContext + control "
+        "space) %.3f ms\n",
+        lossy ? "10% drop + 5% corrupt" : "clean wire", ms(t1 - t0).count(), ms(t2 - t1).count() / kSmall,
+        ms(t3 - t2).count(), 1000.0 / ms(t3 - t2).count(), ms(t4 - t3).count() / 20);
     std::printf("  simulator: %s\n", sim.control("stats").c_str());
   }
 }
@@ -429,7 +435,10 @@ TEST_CASE("kd backend: driver loads while running are acknowledged, listed, and 
   string_writer modules;
   s.t->list_modules(s.t, modules.raw());
   CHECK(modules.text().find(R"("name":"first.sys")") != std::string::npos);
-  CHECK(modules.text().find(R"("name":"second.sys","path":"\\SystemRoot\\system32\\drivers\\second.sys","base":"0xfffff80001010000","size":"0x10000")") != std::string::npos);
+  CHECK(
+      modules.text().find(
+          R"("name":"second.sys","path":"\\SystemRoot\\system32\\drivers\\second.sys","base":"0xfffff80001010000","size":"0x10000")") !=
+      std::string::npos);
 }
 
 TEST_CASE("kd backend: a reboot while halted surfaces at the next request and as a reboot stop") {

@@ -86,7 +86,8 @@ struct session {
     std::memcpy(&v, buf.data() + i * 8, 8);
     return v;
   }
-  std::vector<uint8_t> read(toolhost_dt_space_t space, uint64_t address, size_t size, toolhost_status_t* status = nullptr) {
+  std::vector<uint8_t> read(toolhost_dt_space_t space, uint64_t address, size_t size,
+                            toolhost_status_t* status = nullptr) {
     std::vector<uint8_t> buf(size);
     size_t done = 0;
     toolhost::sdk::string_writer error;

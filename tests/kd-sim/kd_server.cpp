@@ -61,8 +61,8 @@ std::string hex_bytes(const uint8_t* p, size_t n) {
   return s;
 }
 
-constexpr uint64_t kDr6Idle = 0xFFFF0FF0;       // DR6 with no condition flagged
-constexpr uint64_t kDr6SingleStep = 0x4000;     // BS
+constexpr uint64_t kDr6Idle = 0xFFFF0FF0;    // DR6 with no condition flagged
+constexpr uint64_t kDr6SingleStep = 0x4000;  // BS
 
 template <typename T>
 std::vector<uint8_t> bytes_of(const T& v) {
@@ -75,11 +75,8 @@ std::vector<uint8_t> bytes_of(const T& v) {
 kd_server::kd_server(options o) : options_(std::move(o)), machine_(options_.cpus), rng_(options_.seed) {
   reset_ids();
   switch (options_.start) {
-    case start_state::running:
-      break;
-    case start_state::initial_break:
-      break_with_status(0, DBG_STATUS_CONTROL_C);
-      break;
+    case start_state::running: break;
+    case start_state::initial_break: break_with_status(0, DBG_STATUS_CONTROL_C); break;
     case start_state::breakpoint: {
       // A debugger set a breakpoint on the DbgPrint caller and went away; the loop reaches it
       // within a few turns (bounded here so a broken machine cannot hang the start).
@@ -209,8 +206,10 @@ std::optional<kd_server::frame> kd_server::parse() {
       }
       break;
     }
-    std::vector<uint8_t> payload(inbuf_.begin() + sizeof(h), inbuf_.begin() + static_cast<long>(sizeof(h) + h.ByteCount));
-    const bool good = inbuf_[total - 1] == PACKET_TRAILING_BYTE && byte_sum(payload.data(), payload.size()) == h.Checksum;
+    std::vector<uint8_t> payload(inbuf_.begin() + sizeof(h),
+                                 inbuf_.begin() + static_cast<long>(sizeof(h) + h.ByteCount));
+    const bool good =
+        inbuf_[total - 1] == PACKET_TRAILING_BYTE && byte_sum(payload.data(), payload.size()) == h.Checksum;
     if (!good) {
       inbuf_.erase(inbuf_.begin());
       return frame{frame::kind::bad_data, h.PacketType, h.PacketId, {}};
@@ -233,8 +232,9 @@ void kd_server::write_frame(std::vector<uint8_t> bytes, bool data) {
   if (chance(rng_) < f.corrupt) {
     ++stats_.corrupted;
     // Only what the checksum, trailer or leader covers: KDCOM cannot notice a flipped id.
-    size_t at = data && bytes.size() > sizeof(KD_PACKET) ? sizeof(KD_PACKET) + rng_() % (bytes.size() - sizeof(KD_PACKET))
-                                                         : rng_() % 4;
+    size_t at = data && bytes.size() > sizeof(KD_PACKET)
+                    ? sizeof(KD_PACKET) + rng_() % (bytes.size() - sizeof(KD_PACKET))
+                    : rng_() % 4;
     bytes[at] ^= static_cast<uint8_t>(1u << (rng_() % 8));
   }
   if (f.delay > 0 && chance(rng_) < f.delay) {
@@ -332,8 +332,7 @@ void kd_server::handle_idle_frame(frame& f) {
         report_pending_ = true;
       }
       return;
-    case frame::kind::data:
-      break;
+    case frame::kind::data: break;
   }
   if (options_.reset_storm) {
     reset_ids();
@@ -388,7 +387,8 @@ void kd_server::report_exception(int cpu, uint32_t code) {
   s.ControlReport.Dr6 = c.special.KernelDr6;
   s.ControlReport.Dr7 = c.special.KernelDr7;
   s.ControlReport.EFlags = c.context.EFlags;
-  s.ControlReport.InstructionCount = static_cast<uint16_t>(machine_.read_virtual(cpu, pc, s.ControlReport.InstructionStream, 16));
+  s.ControlReport.InstructionCount =
+      static_cast<uint16_t>(machine_.read_virtual(cpu, pc, s.ControlReport.InstructionStream, 16));
   s.ControlReport.SegCs = c.context.SegCs;
   s.ControlReport.SegDs = c.context.SegDs;
   s.ControlReport.SegEs = c.context.SegEs;
@@ -411,7 +411,8 @@ void kd_server::report_load_symbols(const std::string& path, uint64_t base, uint
   s.u.LoadSymbols.BaseOfDll = base;
   s.u.LoadSymbols.SizeOfImage = size;
   s.ControlReport.EFlags = machine_.cpu(0).context.EFlags;
-  s.ControlReport.InstructionCount = static_cast<uint16_t>(machine_.read_virtual(0, s.ProgramCounter, s.ControlReport.InstructionStream, 16));
+  s.ControlReport.InstructionCount =
+      static_cast<uint16_t>(machine_.read_virtual(0, s.ProgramCounter, s.ControlReport.InstructionStream, 16));
   last_report_ = bytes_of(s);
   last_report_.insert(last_report_.end(), path.begin(), path.end());
   last_report_.push_back(0);
@@ -453,7 +454,9 @@ void kd_server::reboot() {
 
 void kd_server::bugcheck() {
   bugchecked_ = true;
-  send_print("\n*** Fatal System Error: 0x000000e2\n                       (0x0000000000000000,0x0000000000000000,0x0000000000000000,0x0000000000000000)\n\n");
+  send_print(
+      "\n*** Fatal System Error: 0x000000e2\n                       "
+      "(0x0000000000000000,0x0000000000000000,0x0000000000000000,0x0000000000000000)\n\n");
   break_with_status(0, DBG_STATUS_BUGCHECK_FIRST);
 }
 
@@ -495,9 +498,7 @@ void kd_server::handle_manipulate(const std::vector<uint8_t>& payload) {
         if (put < m.u.WriteMemory.TransferCount) r.ReturnStatus = static_cast<int32_t>(STATUS_UNSUCCESSFUL);
         break;
       }
-      case DbgKdGetContextApi:
-        extra = bytes_of(c.context);
-        break;
+      case DbgKdGetContextApi: extra = bytes_of(c.context); break;
       case DbgKdSetContextExApi: {
         const DBGKD_CONTEXT_EX e = m.u.ContextEx;
         const uint32_t total = e.BytesCopied;  // the total size rides in BytesCopied
@@ -529,7 +530,8 @@ void kd_server::handle_manipulate(const std::vector<uint8_t>& payload) {
         if (m.u.WriteMemory.TargetBaseAddress != 2) {
           r.ReturnStatus = static_cast<int32_t>(STATUS_UNSUCCESSFUL);
         } else {
-          const uint32_t n = static_cast<uint32_t>(std::min<size_t>({static_cast<size_t>(m.u.WriteMemory.TransferCount), data_size, sizeof(KSPECIAL_REGISTERS)}));
+          const uint32_t n = static_cast<uint32_t>(std::min<size_t>(
+              {static_cast<size_t>(m.u.WriteMemory.TransferCount), data_size, sizeof(KSPECIAL_REGISTERS)}));
           std::memcpy(&c.special, data, n);
           r.u.WriteMemory.ActualBytesWritten = n;
         }
@@ -580,7 +582,8 @@ void kd_server::handle_manipulate(const std::vector<uint8_t>& payload) {
         break;
       }
       case DbgKdWriteMachineSpecificRegister:
-        c.msrs[m.u.ReadWriteMsr.Msr] = static_cast<uint64_t>(m.u.ReadWriteMsr.DataValueHigh) << 32 | m.u.ReadWriteMsr.DataValueLow;
+        c.msrs[m.u.ReadWriteMsr.Msr] =
+            static_cast<uint64_t>(m.u.ReadWriteMsr.DataValueHigh) << 32 | m.u.ReadWriteMsr.DataValueLow;
         break;
       case DbgKdContinueApi2:
         if (static_cast<uint32_t>(m.u.Continue2.ContinueStatus) != 0x00010002 &&
@@ -603,15 +606,9 @@ void kd_server::handle_manipulate(const std::vector<uint8_t>& payload) {
       case DbgKdSwitchProcessor:
         report_exception(cpu, STATUS_BREAKPOINT);
         return;  // the new processor reports instead of a reply
-      case DbgKdRebootApi:
-        reboot_requested_ = true;
-        return;
-      case DbgKdCauseBugCheckApi:
-        bugcheck();
-        return;
-      default:
-        r.ReturnStatus = static_cast<int32_t>(STATUS_UNSUCCESSFUL);
-        break;
+      case DbgKdRebootApi: reboot_requested_ = true; return;
+      case DbgKdCauseBugCheckApi: bugcheck(); return;
+      default: r.ReturnStatus = static_cast<int32_t>(STATUS_UNSUCCESSFUL); break;
     }
   }
   std::vector<uint8_t> reply = bytes_of(r);
@@ -684,7 +681,8 @@ void kd_server::handle_control_line(int fd, const std::string& line) {
     if (running_) {
       answer = "running";
     } else {
-      std::snprintf(buf, sizeof(buf), "halted cpu=%d rip=0x%" PRIx64, current_cpu_, machine_.cpu(current_cpu_).context.Rip);
+      std::snprintf(buf, sizeof(buf), "halted cpu=%d rip=0x%" PRIx64, current_cpu_,
+                    machine_.cpu(current_cpu_).context.Rip);
       answer = buf;
     }
   } else if (cmd == "breakpoints") {
@@ -699,8 +697,9 @@ void kd_server::handle_control_line(int fd, const std::string& line) {
     uint32_t size = 0;
     in >> std::hex >> address >> std::dec >> size;
     std::vector<uint8_t> bytes(std::min<uint32_t>(size, 4096));
-    const uint32_t got = cmd == "peek" ? machine_.read_virtual(0, address, bytes.data(), static_cast<uint32_t>(bytes.size()))
-                                       : machine_.read_physical(address, bytes.data(), static_cast<uint32_t>(bytes.size()));
+    const uint32_t got = cmd == "peek"
+                             ? machine_.read_virtual(0, address, bytes.data(), static_cast<uint32_t>(bytes.size()))
+                             : machine_.read_physical(address, bytes.data(), static_cast<uint32_t>(bytes.size()));
     answer = hex_bytes(bytes.data(), got);
   } else if (cmd == "reg") {
     int cpu = 0;
@@ -711,14 +710,22 @@ void kd_server::handle_control_line(int fd, const std::string& line) {
     } else {
       const cpu_state& c = machine_.cpu(cpu);
       uint64_t v = 0;
-      if (name == "rip") v = c.context.Rip;
-      else if (name == "rax") v = c.context.Rax;
-      else if (name == "rbx") v = c.context.Rbx;
-      else if (name == "rcx") v = c.context.Rcx;
-      else if (name == "rsp") v = c.context.Rsp;
-      else if (name == "cr3") v = c.special.Cr3;
-      else if (name == "dr7") v = c.special.KernelDr7;
-      else if (name == "dr0") v = c.special.KernelDr0;
+      if (name == "rip")
+        v = c.context.Rip;
+      else if (name == "rax")
+        v = c.context.Rax;
+      else if (name == "rbx")
+        v = c.context.Rbx;
+      else if (name == "rcx")
+        v = c.context.Rcx;
+      else if (name == "rsp")
+        v = c.context.Rsp;
+      else if (name == "cr3")
+        v = c.special.Cr3;
+      else if (name == "dr7")
+        v = c.special.KernelDr7;
+      else if (name == "dr0")
+        v = c.special.KernelDr0;
       std::snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
       answer = buf;
     }
@@ -751,7 +758,8 @@ void kd_server::handle_control_line(int fd, const std::string& line) {
     reboot_requested_ = true;
     answer = "ok";
   } else if (cmd == "faults") {
-    in >> options_.wire.drop >> options_.wire.corrupt >> options_.wire.delay >> options_.wire.delay_ms >> options_.wire.reorder;
+    in >> options_.wire.drop >> options_.wire.corrupt >> options_.wire.delay >> options_.wire.delay_ms >>
+        options_.wire.reorder;
     answer = "ok";
   } else if (cmd == "stats") {
     std::snprintf(buf, sizeof(buf),

@@ -17,11 +17,11 @@
 namespace kdsim {
 
 struct faults {
-  double drop = 0;      // probability a frame we send is lost
-  double corrupt = 0;   // probability one bit of a frame we send flips
-  double delay = 0;     // probability a frame is held back `delay_ms`
+  double drop = 0;     // probability a frame we send is lost
+  double corrupt = 0;  // probability one bit of a frame we send flips
+  double delay = 0;    // probability a frame is held back `delay_ms`
   int delay_ms = 0;
-  double reorder = 0;   // probability a frame is sent after the next one
+  double reorder = 0;  // probability a frame is sent after the next one
 };
 
 // Where the machine is when the simulator starts.
@@ -34,7 +34,7 @@ enum class start_state {
 
 struct options {
   std::string listen = "unix:/tmp/ntoseye-kd.sock";  // or tcp:PORT, or pty (prints the device)
-  std::string control;  // unix socket for test commands; empty: none
+  std::string control;                               // unix socket for test commands; empty: none
   faults wire;
   uint32_t seed = 1;
   int cpus = 2;

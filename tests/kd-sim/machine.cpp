@@ -51,13 +51,13 @@ void machine::boot() {
   };
   poke(kKernelBase, {'M', 'Z', 0x90, 0x00});
   poke(kLoopStart, loop_code());
-  std::vector<uint8_t> hello = {0x48, 0xFF, 0xC0,                    // inc rax
-                                0xB8, 0x01, 0x00, 0x00, 0x00,        // mov eax, 1 (BREAKPOINT_PRINT)
-                                0x48, 0xB9};                         // mov rcx, imm64
+  std::vector<uint8_t> hello = {0x48, 0xFF, 0xC0,              // inc rax
+                                0xB8, 0x01, 0x00, 0x00, 0x00,  // mov eax, 1 (BREAKPOINT_PRINT)
+                                0x48, 0xB9};                   // mov rcx, imm64
   for (int i = 0; i < 8; ++i) hello.push_back(static_cast<uint8_t>(kMessage >> (8 * i)));
   const std::string message = "Hello from kd-sim\n";
   hello.insert(hello.end(), {0xBA, static_cast<uint8_t>(message.size()), 0x00, 0x00, 0x00});  // mov edx, len
-  hello.insert(hello.end(), {0xCD, 0x2D, 0xC3});                                            // int 2d; ret
+  hello.insert(hello.end(), {0xCD, 0x2D, 0xC3});                                              // int 2d; ret
   poke(kSayHello, hello);
   poke(kIdleLoop, {0xF3, 0x90, 0xEB, 0xFC});  // pause; jmp back to the pause
   poke(kBreakWithStatus, {0xCC, 0xC3});
@@ -79,9 +79,9 @@ void machine::boot() {
     c.special.Cr4 = 0x350EF8;
     c.special.KernelDr7 = 0x400;
     c.special.KernelDr6 = 0xFFFF0FF0;
-    c.msrs[0xC0000082] = kKernelBase + 0x1400;          // IA32_LSTAR
+    c.msrs[0xC0000082] = kKernelBase + 0x1400;                 // IA32_LSTAR
     c.msrs[0xC0000101] = kKernelBase + 0x300000 + i * 0x1000;  // IA32_GS_BASE: the KPCR
-    c.msrs[0x1B] = 0xFEE00900 | (i == 0 ? 0x100 : 0);  // IA32_APIC_BASE
+    c.msrs[0x1B] = 0xFEE00900 | (i == 0 ? 0x100 : 0);          // IA32_APIC_BASE
   }
 }
 
@@ -193,7 +193,9 @@ void machine::call_break_with_status(int cpu, uint64_t status) {
   c.Rip = kBreakWithStatus;
 }
 
-bool machine::sleeping(int cpu) const { return std::chrono::steady_clock::now() < cpus_[static_cast<size_t>(cpu)].sleep_until; }
+bool machine::sleeping(int cpu) const {
+  return std::chrono::steady_clock::now() < cpus_[static_cast<size_t>(cpu)].sleep_until;
+}
 
 uint64_t& machine::gpr(CONTEXT& c, int index) {
   uint64_t* regs[] = {&c.Rax, &c.Rcx, &c.Rdx, &c.Rbx, &c.Rsp, &c.Rbp, &c.Rsi, &c.Rdi,
@@ -270,17 +272,17 @@ step_result machine::step(int cpu) {
   };
   constexpr uint32_t kZeroFlag = 0x40;
   switch (code[0]) {
-    case 0xCC:
-      return {step_result::kind::breakpoint, {}};
-    case 0x90:
-      c.Rip += 1;
-      return {};
+    case 0xCC: return {step_result::kind::breakpoint, {}};
+    case 0x90: c.Rip += 1; return {};
     case 0xF3:
       if (code[1] != 0x90) break;
       s.sleep_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(10);
       c.Rip += 2;
       return {};
-    case 0xB8: case 0xB9: case 0xBA: case 0xBB:
+    case 0xB8:
+    case 0xB9:
+    case 0xBA:
+    case 0xBB:
       gpr(c, code[0] - 0xB8) = imm32(1);
       c.Rip += 5;
       return {};
@@ -309,9 +311,7 @@ step_result machine::step(int cpu) {
       c.Rip += 2;
       if ((c.EFlags & kZeroFlag) == 0) c.Rip += static_cast<int8_t>(code[1]);
       return {};
-    case 0xEB:
-      c.Rip += 2 + static_cast<int8_t>(code[1]);
-      return {};
+    case 0xEB: c.Rip += 2 + static_cast<int8_t>(code[1]); return {};
     case 0xE8: {
       const uint64_t next = c.Rip + 5;
       if (!push(cpu, next)) break;
@@ -330,13 +330,13 @@ step_result machine::step(int cpu) {
       if ((c.Rax & 0xFFFFFFFF) == 1) {  // BREAKPOINT_PRINT: rcx = text, edx = length
         std::string text(static_cast<size_t>(c.Rdx & 0xFFFF), '\0');
         watch(cpu, c.Rcx, static_cast<uint32_t>(text.size()), false);
-        const uint32_t got = read_virtual(cpu, c.Rcx, reinterpret_cast<uint8_t*>(text.data()), static_cast<uint32_t>(text.size()));
+        const uint32_t got =
+            read_virtual(cpu, c.Rcx, reinterpret_cast<uint8_t*>(text.data()), static_cast<uint32_t>(text.size()));
         text.resize(got);
         return {step_result::kind::dbgprint, text};
       }
       return {};
-    default:
-      break;
+    default: break;
   }
   return {step_result::kind::illegal, {}};
 }

@@ -15,9 +15,9 @@
 namespace kdsim {
 
 inline constexpr uint64_t kKernelBase = 0xFFFFF80000000000ull;
-inline constexpr uint64_t kLoopStart = kKernelBase + 0x1000;  // CPU 0's loop
-inline constexpr uint64_t kSayHello = kKernelBase + 0x1100;   // calls DbgPrint
-inline constexpr uint64_t kIdleLoop = kKernelBase + 0x1200;   // the other CPUs
+inline constexpr uint64_t kLoopStart = kKernelBase + 0x1000;        // CPU 0's loop
+inline constexpr uint64_t kSayHello = kKernelBase + 0x1100;         // calls DbgPrint
+inline constexpr uint64_t kIdleLoop = kKernelBase + 0x1200;         // the other CPUs
 inline constexpr uint64_t kBreakWithStatus = kKernelBase + 0x1300;  // DbgBreakPointWithStatus: int3; ret
 inline constexpr uint64_t kMessage = kKernelBase + 0x2000;
 inline constexpr uint64_t kPsLoadedModuleList = kKernelBase + 0x3000;

@@ -33,30 +33,46 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--listen") o.listen = value();
-    else if (a == "--control") o.control = value();
-    else if (a == "--cpus") o.cpus = std::max(1, std::atoi(value().c_str()));
-    else if (a == "--halted") o.start = kdsim::start_state::initial_break;
+    if (a == "--listen")
+      o.listen = value();
+    else if (a == "--control")
+      o.control = value();
+    else if (a == "--cpus")
+      o.cpus = std::max(1, std::atoi(value().c_str()));
+    else if (a == "--halted")
+      o.start = kdsim::start_state::initial_break;
     else if (a == "--start") {
       const std::string v = value();
-      if (v == "running") o.start = kdsim::start_state::running;
-      else if (v == "initial-break") o.start = kdsim::start_state::initial_break;
-      else if (v == "breakpoint") o.start = kdsim::start_state::breakpoint;
+      if (v == "running")
+        o.start = kdsim::start_state::running;
+      else if (v == "initial-break")
+        o.start = kdsim::start_state::initial_break;
+      else if (v == "breakpoint")
+        o.start = kdsim::start_state::breakpoint;
       else {
         std::fprintf(stderr, "kd-sim: --start takes running, initial-break or breakpoint, not '%s'\n", v.c_str());
         return 2;
       }
-    }
-    else if (a == "--drop") o.wire.drop = std::atof(value().c_str());
-    else if (a == "--corrupt") o.wire.corrupt = std::atof(value().c_str());
-    else if (a == "--delay") o.wire.delay = std::atof(value().c_str());
-    else if (a == "--delay-ms") o.wire.delay_ms = std::atoi(value().c_str());
-    else if (a == "--reorder") o.wire.reorder = std::atof(value().c_str());
-    else if (a == "--seed") o.seed = static_cast<uint32_t>(std::strtoul(value().c_str(), nullptr, 0));
-    else if (a == "--ack-timeout-ms") o.ack_timeout_ms = std::atoi(value().c_str());
-    else if (a == "--verbose") o.verbose = true;
-    else if (a == "--no-break-in") o.no_break_in = true;
-    else if (a == "--reset-storm") o.reset_storm = true;
+    } else if (a == "--drop")
+      o.wire.drop = std::atof(value().c_str());
+    else if (a == "--corrupt")
+      o.wire.corrupt = std::atof(value().c_str());
+    else if (a == "--delay")
+      o.wire.delay = std::atof(value().c_str());
+    else if (a == "--delay-ms")
+      o.wire.delay_ms = std::atoi(value().c_str());
+    else if (a == "--reorder")
+      o.wire.reorder = std::atof(value().c_str());
+    else if (a == "--seed")
+      o.seed = static_cast<uint32_t>(std::strtoul(value().c_str(), nullptr, 0));
+    else if (a == "--ack-timeout-ms")
+      o.ack_timeout_ms = std::atoi(value().c_str());
+    else if (a == "--verbose")
+      o.verbose = true;
+    else if (a == "--no-break-in")
+      o.no_break_in = true;
+    else if (a == "--reset-storm")
+      o.reset_storm = true;
     else {
       usage();
       return 2;

@@ -29,7 +29,6 @@ namespace {
 
 constexpr const char* kKey = "1.z.10.3w5e11264sgsf";
 
-
 struct start_case {
   kdnet_sim::start_state start;
   const char* name;
@@ -154,7 +153,8 @@ TEST_CASE("kdnet attach: 20 times in a row while the target is halted at a break
   attach_twenty(kStarts[2], true);
 }
 
-TEST_CASE("kdnet: g right after open runs past the int3 the target stopped at, DbgPrint arrives, bp x then g reaches x") {
+TEST_CASE(
+    "kdnet: g right after open runs past the int3 the target stopped at, DbgPrint arrives, bp x then g reaches x") {
   for (const start_case& c : kStarts) {
     for (const bool faulty : {false, true}) {
       INFO(c.name << (faulty ? " lossy" : " clean"));
@@ -182,7 +182,9 @@ TEST_CASE("kdnet: g right after open runs past the int3 the target stopped at, D
   }
 }
 
-TEST_CASE("kdnet: a state change between a request and its reply (r, db, bp): the command succeeds and a new stop is reported") {
+TEST_CASE(
+    "kdnet: a state change between a request and its reply (r, db, bp): the command succeeds and a new stop is "
+    "reported") {
   for (const bool faulty : {false, true}) {
     attached a(kdnet_sim::start_state::running, faulty, 77);
     CHECK(a.wait(0).reason == TOOLHOST_DT_STOP_INTERRUPT);

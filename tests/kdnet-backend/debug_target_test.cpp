@@ -27,11 +27,9 @@ constexpr const char* kKey = "1.z.10.3w5e11264sgsf";
 
 struct text_writer {
   std::string text;
-  toolhost_writer_t w{this, [](void* ctx, const char* data, size_t size) {
-                        static_cast<text_writer*>(ctx)->text.append(data, size);
-                      }};
+  toolhost_writer_t w{
+      this, [](void* ctx, const char* data, size_t size) { static_cast<text_writer*>(ctx)->text.append(data, size); }};
 };
-
 
 std::unique_ptr<sim_t> start_sim(uint16_t port, const char* key, double drop, double corrupt, uint32_t seed) {
   kdnet_sim::options o;
@@ -113,11 +111,13 @@ void scenario(toolhost_debug_target_t* t, sim_t& sim) {
   CHECK(return_to < sim_t::kCodeStart + 7);
   CHECK(register_value(t, "cr3") == sim_t::kCr3);
 
-  CHECK(read(t, TOOLHOST_DT_VIRTUAL, sim_t::kDataArea, 16) == read(t, TOOLHOST_DT_PHYSICAL, sim_t::kKernelPhysical + 0x3000, 16));
+  CHECK(read(t, TOOLHOST_DT_VIRTUAL, sim_t::kDataArea, 16) ==
+        read(t, TOOLHOST_DT_PHYSICAL, sim_t::kKernelPhysical + 0x3000, 16));
   const uint8_t pattern[4] = {1, 2, 3, 4};
   REQUIRE(t->write_memory(t, TOOLHOST_DT_VIRTUAL, sim_t::kDataArea + 32, pattern, 4, nullptr) == TOOLHOST_OK);
   CHECK(sim.read_physical(sim_t::kKernelPhysical + 0x3020, 4) == std::vector<uint8_t>{1, 2, 3, 4});
-  REQUIRE(t->write_memory(t, TOOLHOST_DT_PHYSICAL, sim_t::kKernelPhysical + 0x3030, pattern, 4, nullptr) == TOOLHOST_OK);
+  REQUIRE(t->write_memory(t, TOOLHOST_DT_PHYSICAL, sim_t::kKernelPhysical + 0x3030, pattern, 4, nullptr) ==
+          TOOLHOST_OK);
   CHECK(read(t, TOOLHOST_DT_VIRTUAL, sim_t::kDataArea + 0x30, 4) == std::vector<uint8_t>{1, 2, 3, 4});
 
   REQUIRE(t->set_breakpoint(t, TOOLHOST_DT_BP_SOFTWARE, sim_t::kIncRax, 1, nullptr) == TOOLHOST_OK);

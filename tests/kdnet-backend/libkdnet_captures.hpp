@@ -39,8 +39,7 @@ inline constexpr const char* kGetVersionRequest =
     "044101bb6e71";
 
 // break data, 38 bytes
-inline constexpr const char* kBreakin =
-    "4d44424702003d905343a507a805cb06ff6976ef1f3c15d4c904a93fc1c283e6b364c84d3d09";
+inline constexpr const char* kBreakin = "4d44424702003d905343a507a805cb06ff6976ef1f3c15d4c904a93fc1c283e6b364c84d3d09";
 
 // reset, 54 bytes
 inline constexpr const char* kReset =

@@ -33,6 +33,6 @@ TEST_CASE("the simulator seals the captured target datagrams byte for byte") {
 
   const std::vector<uint8_t> request = kdnet_sim::open_with(key, data_key, from_hex(cap::kGetVersionRequest));
   REQUIRE(request.size() == 72);
-  CHECK(request[16] == 0x46);  // DbgKdGetVersionApi
+  CHECK(request[16] == 0x46);                                                       // DbgKdGetVersionApi
   CHECK(kdnet_sim::open_with(key, {}, from_hex(cap::kGetVersionRequest)).empty());  // no data key: refused
 }

@@ -11,6 +11,7 @@ inline std::vector<uint8_t> from_hex(std::string_view hex) {
     return static_cast<uint8_t>(c - 'a' + 10);
   };
   std::vector<uint8_t> out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<uint8_t>(nibble(hex[i]) << 4 | nibble(hex[i + 1])));
+  for (size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<uint8_t>(nibble(hex[i]) << 4 | nibble(hex[i + 1])));
   return out;
 }

@@ -30,9 +30,15 @@ using steady = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 // ---- Little-endian fields ---------------------------------------------------------------
-void w16(bytes& b, size_t o, uint64_t v) { for (int i = 0; i < 2; ++i) b[o + i] = uint8_t(v >> (8 * i)); }
-void w32(bytes& b, size_t o, uint64_t v) { for (int i = 0; i < 4; ++i) b[o + i] = uint8_t(v >> (8 * i)); }
-void w64(bytes& b, size_t o, uint64_t v) { for (int i = 0; i < 8; ++i) b[o + i] = uint8_t(v >> (8 * i)); }
+void w16(bytes& b, size_t o, uint64_t v) {
+  for (int i = 0; i < 2; ++i) b[o + i] = uint8_t(v >> (8 * i));
+}
+void w32(bytes& b, size_t o, uint64_t v) {
+  for (int i = 0; i < 4; ++i) b[o + i] = uint8_t(v >> (8 * i));
+}
+void w64(bytes& b, size_t o, uint64_t v) {
+  for (int i = 0; i < 8; ++i) b[o + i] = uint8_t(v >> (8 * i));
+}
 uint64_t rd(const uint8_t* p, size_t n) {
   uint64_t v = 0;
   for (size_t i = n; i-- > 0;) v = v << 8 | p[i];
@@ -182,7 +188,7 @@ struct simulator::state {
   };
   bytes ram;
   std::vector<processor> cpus;
-  int current = 0;  // the processor that reported the state
+  int current = 0;                        // the processor that reported the state
   std::map<uint32_t, uint64_t> bp_table;  // handle -> address
   bool halted = false;
   bool trace = false;
@@ -200,7 +206,11 @@ struct simulator::state {
   // ---- machine --------------------------------------------------------------------------
   void boot() {
     ram.assign(32u << 20, 0);
-    auto put = [&](uint64_t pa, uint64_t v) { bytes tmp(8); w64(tmp, 0, v); std::memcpy(&ram[pa], tmp.data(), 8); };
+    auto put = [&](uint64_t pa, uint64_t v) {
+      bytes tmp(8);
+      w64(tmp, 0, v);
+      std::memcpy(&ram[pa], tmp.data(), 8);
+    };
     // PML4 @0x1000 -> PDPT @0x2000 -> PD @0x3000: eight 2 MiB pages, then one 4 KiB table.
     const uint64_t k = kKernelBase;
     put(kCr3 + ((k >> 39) & 0x1FF) * 8, 0x2000 | 0x3);
@@ -401,14 +411,14 @@ struct simulator::state {
     const bytes& c = ctx();
     const uint64_t rip = r64(c, kCtxRip);
     w32(s, 0, new_state);
-    w16(s, 6, uint16_t(current));        // Processor
-    w32(s, 8, uint32_t(cpus.size()));    // NumberProcessors
+    w16(s, 6, uint16_t(current));                                    // Processor
+    w32(s, 8, uint32_t(cpus.size()));                                // NumberProcessors
     w64(s, 16, 0xFFFFD00000001000ull + uint64_t(current) * 0x1000);  // Thread
-    w64(s, 24, rip);                     // ProgramCounter
+    w64(s, 24, rip);                                                 // ProgramCounter
     if (new_state == 0x3030) {
-      w32(s, 32, code);                  // ExceptionCode
-      w64(s, 48, rip);                   // ExceptionAddress
-      w32(s, 32 + 152, 1);               // FirstChance
+      w32(s, 32, code);     // ExceptionCode
+      w64(s, 48, rip);      // ExceptionAddress
+      w32(s, 32 + 152, 1);  // FirstChance
     }
     // Dr6: BS for a trace step, B0-B3 for a debug-register hit, else only the reserved ones.
     w64(s, 192, 0xFFFF0FF0 | (code == 0x80000004 ? (hw_hit_mask != 0 ? hw_hit_mask : 0x4000) : 0));
@@ -659,8 +669,7 @@ struct simulator::state {
       case 0x313B:  // Reboot
         reboot_now();
         return;
-      default:
-        status = kUnsuccessful;
+      default: status = kUnsuccessful;
     }
     w32(reply, 8, status);
     reply.insert(reply.end(), out.begin(), out.end());
@@ -751,7 +760,8 @@ struct simulator::state {
     }
     if (!halted) current = stepping;
     if (!halted && now >= next_dbgprint) {
-      dbgprint("kdnet-sim: tick " + std::to_string(++ticks) + " rax=" + std::to_string(r64(cpus[0].ctx, kCtxRax)) + "\n");
+      dbgprint("kdnet-sim: tick " + std::to_string(++ticks) + " rax=" + std::to_string(r64(cpus[0].ctx, kCtxRax)) +
+               "\n");
       next_dbgprint = now + milliseconds(opt.dbgprint_interval_ms);
     }
     pump_outbox(now);

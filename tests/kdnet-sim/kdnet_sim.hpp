@@ -103,7 +103,7 @@ class simulator {
   static constexpr uint64_t kIncRax = kCodeStart + 1;
   static constexpr uint64_t kIdleLoop = kKernelBase + 0x1500;         // CPU 1: pause; jmp back
   static constexpr uint64_t kBreakWithStatus = kKernelBase + 0x1300;  // DbgBreakPointWithStatus: int3; ret
-  static constexpr uint64_t kDataArea = kKernelBase + 0x3000;   // 64 bytes of a known pattern
+  static constexpr uint64_t kDataArea = kKernelBase + 0x3000;         // 64 bytes of a known pattern
   static constexpr uint64_t kCr3 = 0x1000;
 
  private:

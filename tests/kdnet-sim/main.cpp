@@ -18,17 +18,28 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const char* v = argv[i + 1];
-    if (flag == "--host") o.host = v;
-    else if (flag == "--port") o.port = static_cast<uint16_t>(std::atoi(v));
-    else if (flag == "--key") o.key = v;
-    else if (flag == "--drop") o.drop = std::atof(v);
-    else if (flag == "--corrupt") o.corrupt = std::atof(v);
-    else if (flag == "--seed") o.seed = static_cast<uint32_t>(std::atoi(v));
-    else if (flag == "--poke-ms") o.poke_interval_ms = static_cast<uint32_t>(std::atoi(v));
-    else if (flag == "--retransmit-ms") o.retransmit_ms = static_cast<uint32_t>(std::atoi(v));
-    else if (flag == "--start" && std::string(v) == "running") o.start = kdnet_sim::start_state::running;
-    else if (flag == "--start" && std::string(v) == "initial-break") o.start = kdnet_sim::start_state::initial_break;
-    else if (flag == "--start" && std::string(v) == "breakpoint") o.start = kdnet_sim::start_state::breakpoint;
+    if (flag == "--host")
+      o.host = v;
+    else if (flag == "--port")
+      o.port = static_cast<uint16_t>(std::atoi(v));
+    else if (flag == "--key")
+      o.key = v;
+    else if (flag == "--drop")
+      o.drop = std::atof(v);
+    else if (flag == "--corrupt")
+      o.corrupt = std::atof(v);
+    else if (flag == "--seed")
+      o.seed = static_cast<uint32_t>(std::atoi(v));
+    else if (flag == "--poke-ms")
+      o.poke_interval_ms = static_cast<uint32_t>(std::atoi(v));
+    else if (flag == "--retransmit-ms")
+      o.retransmit_ms = static_cast<uint32_t>(std::atoi(v));
+    else if (flag == "--start" && std::string(v) == "running")
+      o.start = kdnet_sim::start_state::running;
+    else if (flag == "--start" && std::string(v) == "initial-break")
+      o.start = kdnet_sim::start_state::initial_break;
+    else if (flag == "--start" && std::string(v) == "breakpoint")
+      o.start = kdnet_sim::start_state::breakpoint;
     else {
       std::cerr << "kdnet-sim: unknown option " << flag << "\n";
       return 2;

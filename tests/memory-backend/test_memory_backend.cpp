@@ -11,12 +11,12 @@
 
 #include <toolhost/windump/target_dump.hpp>
 
+#include <toolhost/snapshot/session.hpp>
 #include "guest_layout.h"
-#include "open_dump.hpp"
 #include "memory_target.hpp"
+#include "open_dump.hpp"
 #include "qemu_guest.hpp"
 #include "qemu_layout.hpp"
-#include <toolhost/snapshot/session.hpp>
 
 namespace mb = toolhost::memory_backend;
 namespace db = toolhost::dump_backend;
@@ -64,7 +64,8 @@ TEST_CASE("the memory backend reads a live QEMU guest like the gdbstub does", "[
     {
       // Without qmp=, the backend finds QEMU's own -qmp socket on its command line.
       std::string described;
-      toolhost_writer_t dw{&described, [](void* c, const char* d, size_t n) { static_cast<std::string*>(c)->append(d, n); }};
+      toolhost_writer_t dw{&described,
+                           [](void* c, const char* d, size_t n) { static_cast<std::string*>(c)->append(d, n); }};
       t->describe(t, &dw);
       const bool none = connect.find("qmp=none") != std::string::npos;
       CHECK(described.find(none ? "\"layout_from\":\"command line\"" : "\"layout_from\":\"qmp\"") != std::string::npos);
@@ -166,7 +167,8 @@ TEST_CASE("RAM above 4 GiB is found through QMP's memory layout", "[memory][qemu
   CHECK(described.find("\"start\":\"0x100000000\"") != std::string::npos);
   std::vector<uint8_t> page(GUEST_PHI_LEN);
   size_t done = 0;
-  REQUIRE(t->read_memory(t, TOOLHOST_DT_PHYSICAL, GUEST_PHI_PA, page.data(), page.size(), &done, nullptr) == TOOLHOST_OK);
+  REQUIRE(t->read_memory(t, TOOLHOST_DT_PHYSICAL, GUEST_PHI_PA, page.data(), page.size(), &done, nullptr) ==
+          TOOLHOST_OK);
   REQUIRE(done == page.size());
   CHECK(std::memcmp(page.data(), GUEST_PHI_SIG, 16) == 0);
   const std::vector<uint8_t> live = guest.gdb_physical(GUEST_PHI_PA, GUEST_PHI_LEN);
@@ -178,7 +180,8 @@ TEST_CASE("RAM above 4 GiB is found through QMP's memory layout", "[memory][qemu
   REQUIRE(low != nullptr);
   std::string why;
   toolhost_writer_t e{&why, w.write};
-  CHECK(low->read_memory(low, TOOLHOST_DT_PHYSICAL, GUEST_PHI_PA, page.data(), 16, &done, &e) == TOOLHOST_ERR_NOT_FOUND);
+  CHECK(low->read_memory(low, TOOLHOST_DT_PHYSICAL, GUEST_PHI_PA, page.data(), 16, &done, &e) ==
+        TOOLHOST_ERR_NOT_FOUND);
   CHECK(why.find("qmp=") != std::string::npos);
   low->close(low);
 }
@@ -201,7 +204,8 @@ TEST_CASE("QEMU command lines and /proc maps are parsed", "[memory]") {
   CHECK(mb::ram_size_from_cmdline({"qemu-system-x86_64", "-m", "2G"}) == 2ull << 30);
   CHECK(mb::ram_size_from_cmdline({"qemu-system-x86_64", "-m", "512"}) == 512ull << 20);
   CHECK(mb::ram_size_from_cmdline({"qemu-system-x86_64"}) == 0);
-  CHECK(mb::qmp_socket_from_cmdline({"qemu-system-x86_64", "-qmp", "unix:/tmp/q.sock,server=on,wait=off"}) == "/tmp/q.sock");
+  CHECK(mb::qmp_socket_from_cmdline({"qemu-system-x86_64", "-qmp", "unix:/tmp/q.sock,server=on,wait=off"}) ==
+        "/tmp/q.sock");
   CHECK(mb::qmp_socket_from_cmdline({"qemu-system-x86_64", "-qmp", "unix:/tmp/q.sock"}) == "/tmp/q.sock");
   CHECK(mb::qmp_socket_from_cmdline({"qemu-system-x86_64", "-qmp", "tcp:127.0.0.1:4444,server"}) == "");
   const auto maps = mb::parse_maps(

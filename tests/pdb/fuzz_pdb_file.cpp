@@ -1,10 +1,10 @@
 // libFuzzer: a PDB of arbitrary bytes through every entry point of toolhost::pdb (open, the
 // symbol index, type lookups and dt over the types found).
+#include <unistd.h>
 #include <cstddef>
 #include <cstdint>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include <toolhost/pdb/pdb_file.hpp>
 #include <toolhost/types/dt.hpp>

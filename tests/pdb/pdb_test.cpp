@@ -52,7 +52,9 @@ TEST_CASE("identity: the GUID and age llvm-pdbutil reads, checked against the im
     const auto want = w::summary(w::fixture(file));
     CHECK(pdb->id().guid_text() == want.guid);
     CHECK(pdb->id().age == want.age);
-    const std::string image = std::string(file) == "wsdrv32.pdb" ? "wsdrv32.dll" : std::string(file).replace(std::string(file).size() - 3, 3, "sys");
+    const std::string image = std::string(file) == "wsdrv32.pdb"
+                                  ? "wsdrv32.dll"
+                                  : std::string(file).replace(std::string(file).size() - 3, 3, "sys");
     auto pe = toolhost::pe::image::open_file(w::fixture(image));
     REQUIRE(pe.ok());
     auto cv = pe->codeview();
@@ -164,7 +166,8 @@ TEST_CASE("dt of every fixture struct matches llvm-pdbutil dump -types member fo
   const auto names = toolhost::types::matching_type_names(table, "_WS_*");
   CHECK(std::find(names.begin(), names.end(), "_WS_OBJECT") != names.end());
   CHECK(std::find(names.begin(), names.end(), "_WS_HEADER") != names.end());
-  CHECK(std::none_of(names.begin(), names.end(), [](const std::string& n) { return n.find("unnamed") != std::string::npos; }));
+  CHECK(std::none_of(names.begin(), names.end(),
+                     [](const std::string& n) { return n.find("unnamed") != std::string::npos; }));
   CHECK(!table.find("_WS_NOT_THERE").has_value());
   // A declared-only type is incomplete, not an error.
   auto opaque = table.find("_WS_OPAQUE");
@@ -175,7 +178,8 @@ TEST_CASE("not a PDB, truncated and bit-flipped PDBs give errors naming the file
   CHECK(pdb_file::open(w::fixture("wsfix.sys")).status().message().find("is not a PDB") != std::string::npos);
   CHECK(pdb_file::open(w::fixture("missing.pdb")).status().code() == absl::StatusCode::kNotFound);
   const std::string bytes = slurp(w::fixture("wsfix.pdb"));
-  const std::string path = (std::filesystem::temp_directory_path() / ("toolhost-pdb-" + std::to_string(getpid()) + ".pdb")).string();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("toolhost-pdb-" + std::to_string(getpid()) + ".pdb")).string();
   auto exercise = [&](const std::string& content) {
     {
       std::ofstream out(path, std::ios::binary | std::ios::trunc);

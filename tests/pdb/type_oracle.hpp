@@ -46,7 +46,8 @@ class type_oracle {
 
   std::vector<expected_member> members(uint32_t ti) const {
     std::vector<expected_member> out;
-    static const std::regex member(R"(- LF_MEMBER \[name = `([^`]*)`, Type = (0x[0-9A-Fa-f]+(?: \([^)]*\))?), offset = (\d+),)");
+    static const std::regex member(
+        R"(- LF_MEMBER \[name = `([^`]*)`, Type = (0x[0-9A-Fa-f]+(?: \([^)]*\))?), offset = (\d+),)");
     for (const std::string& line : records_.at(field_list(ti)).lines) {
       std::smatch m;
       if (!std::regex_search(line, m, member)) continue;
@@ -76,10 +77,14 @@ class type_oracle {
     if (is_simple(ref)) {
       const std::string n = simple_name(ref);
       if (!n.empty() && n.back() == '*') return 8;
-      static const std::map<std::string, uint64_t> sizes = {
-          {"void", 0}, {"char", 1}, {"signed char", 1}, {"unsigned char", 1}, {"short", 2}, {"unsigned short", 2},
-          {"wchar_t", 2}, {"long", 4}, {"unsigned long", 4}, {"int", 4}, {"unsigned", 4}, {"float", 4},
-          {"__int64", 8}, {"unsigned __int64", 8}, {"double", 8}, {"bool", 1}};
+      static const std::map<std::string, uint64_t> sizes = {{"void", 0},          {"char", 1},
+                                                            {"signed char", 1},   {"unsigned char", 1},
+                                                            {"short", 2},         {"unsigned short", 2},
+                                                            {"wchar_t", 2},       {"long", 4},
+                                                            {"unsigned long", 4}, {"int", 4},
+                                                            {"unsigned", 4},      {"float", 4},
+                                                            {"__int64", 8},       {"unsigned __int64", 8},
+                                                            {"double", 8},        {"bool", 1}};
       return sizes.at(n);
     }
     const auto& r = records_.at(full(index_of(ref)));
@@ -120,19 +125,34 @@ class type_oracle {
     }
     return false;
   }
-  static bool is_simple(const std::string& ref) { return std::stoul(ref.substr(0, ref.find(' ')), nullptr, 16) < 0x1000; }
-  static uint32_t index_of(const std::string& ref) { return static_cast<uint32_t>(std::stoul(ref.substr(0, ref.find(' ')), nullptr, 16)); }
+  static bool is_simple(const std::string& ref) {
+    return std::stoul(ref.substr(0, ref.find(' ')), nullptr, 16) < 0x1000;
+  }
+  static uint32_t index_of(const std::string& ref) {
+    return static_cast<uint32_t>(std::stoul(ref.substr(0, ref.find(' ')), nullptr, 16));
+  }
   // "0x0022 (unsigned long)" -> "unsigned long"
   static std::string simple_name(const std::string& ref) {
     const size_t open = ref.find('(');
     return open == std::string::npos ? "" : ref.substr(open + 1, ref.rfind(')') - open - 1);
   }
   static std::string word_of_simple(const std::string& n) {
-    static const std::map<std::string, std::string> words = {
-        {"void", "Void"}, {"char", "Char"}, {"signed char", "Char"}, {"unsigned char", "UChar"}, {"short", "Int2B"},
-        {"unsigned short", "Uint2B"}, {"wchar_t", "Wchar"}, {"long", "Int4B"}, {"unsigned long", "Uint4B"},
-        {"int", "Int4B"}, {"unsigned", "Uint4B"}, {"__int64", "Int8B"}, {"unsigned __int64", "Uint8B"},
-        {"float", "Float"}, {"double", "Float"}, {"bool", "Bool"}};
+    static const std::map<std::string, std::string> words = {{"void", "Void"},
+                                                             {"char", "Char"},
+                                                             {"signed char", "Char"},
+                                                             {"unsigned char", "UChar"},
+                                                             {"short", "Int2B"},
+                                                             {"unsigned short", "Uint2B"},
+                                                             {"wchar_t", "Wchar"},
+                                                             {"long", "Int4B"},
+                                                             {"unsigned long", "Uint4B"},
+                                                             {"int", "Int4B"},
+                                                             {"unsigned", "Uint4B"},
+                                                             {"__int64", "Int8B"},
+                                                             {"unsigned __int64", "Uint8B"},
+                                                             {"float", "Float"},
+                                                             {"double", "Float"},
+                                                             {"bool", "Bool"}};
     return words.at(n);
   }
   // The text after `key` on the record's lines, up to the next ',' ("0x0022 (unsigned long)").

@@ -119,7 +119,8 @@ TEST_CASE("exports match llvm-objdump, forwarders and ordinal-only exports inclu
   const auto ws = image::open_file(oracle::fixture("wsfix.sys"))->exports();
   REQUIRE(ws.ok());
   CHECK(std::any_of(ws->entries.begin(), ws->entries.end(), [](const auto& e) { return !e.forwarder.empty(); }));
-  CHECK(std::any_of(ws->entries.begin(), ws->entries.end(), [](const auto& e) { return e.name.empty() && e.rva != 0; }));
+  CHECK(
+      std::any_of(ws->entries.begin(), ws->entries.end(), [](const auto& e) { return e.name.empty() && e.rva != 0; }));
 }
 
 TEST_CASE("the CodeView record matches llvm-readobj and llvm-pdbutil", "[pe]") {
@@ -168,7 +169,8 @@ TEST_CASE(".pdata and UNWIND_INFO match llvm-readobj", "[pe]") {
     CHECK(info->version == want[i].version);
     CHECK(info->flags == want[i].flags);
     CHECK(info->prolog_size == want[i].prolog_size);
-    CHECK((info->frame_register == 0 ? std::string("-") : register_name(info->frame_register)) == want[i].frame_register);
+    CHECK((info->frame_register == 0 ? std::string("-") : register_name(info->frame_register)) ==
+          want[i].frame_register);
     REQUIRE(info->codes.size() == want[i].codes.size());
     for (size_t c = 0; c < want[i].codes.size(); ++c) {
       CHECK(info->codes[c].prolog_offset == want[i].codes[c].prolog_offset);
@@ -208,7 +210,8 @@ TEST_CASE("a loaded image in memory reads like the file, and a missing page is a
   auto functions = holed->runtime_functions();
   REQUIRE(!functions.ok());
   CHECK(toolhost::pe::is_hole(functions.status()));
-  CHECK(std::string(functions.status().message()).find(absl::StrFormat("RVA 0x%x", pdata->virtual_address)) != std::string::npos);
+  CHECK(std::string(functions.status().message()).find(absl::StrFormat("RVA 0x%x", pdata->virtual_address)) !=
+        std::string::npos);
   CHECK(holed->exports().ok());
   CHECK(holed->codeview().ok());
 

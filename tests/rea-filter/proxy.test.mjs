@@ -11,6 +11,8 @@ import { mkdtempSync, writeFileSync, readFileSync, readdirSync, existsSync, rmSy
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { spawn } from "node:child_process";
+import http from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
@@ -19,9 +21,10 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 
 const [toolhost, pluginDir, node, everything, group = "all"] = process.argv.slice(2);
-// Two groups, so that ctest names them apart: "calls" (everything that goes to the upstream)
-// and "denied" (calls of hidden tools, which the host must route to the provider although
-// the provider does not list them, as plugin.h says).
+// Three groups, so that ctest names them apart: "calls" (everything that goes to the upstream),
+// "denied" (calls of hidden tools, which the host must route to the provider although the
+// provider does not list them, as plugin.h says) and "check" (check-config, an upstream that
+// cannot start, and what comes first on stdout while one is starting).
 const only = (name) => ({ skip: group !== "all" && group !== name ? `not in group ${group}` : false });
 assert.ok(toolhost && pluginDir && node && everything, "usage: proxy.test.mjs TOOLHOST PLUGIN_DIR NODE SERVER_EVERYTHING");
 const upstream = join(dirname(fileURLToPath(import.meta.url)), "upstream.mjs");
@@ -294,3 +297,136 @@ test("eleven-rea answers each hidden write with the eleven tool to use, and REA 
   const reached = recorded(reaLog).map((e) => e.call);
   for (const name of Object.keys(elevenTable)) assert.ok(!reached.includes(name), `${name} never reached REA`);
 });
+
+// ---- check-config, upstreams that cannot start, and the order of the first messages ----
+
+// Runs toolhost with `input` on stdin (closed after `holdMs`); its exit code, stdout lines, stderr.
+function runToolhost(args, { input = "", env = {}, holdMs = 0, writeAfterMs = 0 } = {}) {
+  return new Promise((resolve) => {
+    const child = spawn(toolhost, args, { env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+    child.stdin.on("error", () => {});  // check-config reads no stdin and may be gone before we write
+    let out = "", err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    setTimeout(() => {
+      child.stdin.write(input);
+      setTimeout(() => child.stdin.end(), holdMs);
+    }, writeAfterMs);
+    child.on("close", (code) => resolve({ code, lines: out.split("\n").filter(Boolean), stderr: err }));
+  });
+}
+
+// An npm registry that records every request: a check must send it none.
+async function recordingRegistry() {
+  const requests = [];
+  const server = http.createServer((req, res) => {
+    requests.push(req.url);
+    res.writeHead(404, { "content-type": "application/json" });
+    res.end("{}");
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${server.address().port}/`, requests, close: () => new Promise((r) => server.close(r)) };
+}
+
+const marker = `toolhost-check-${process.pid}`;
+const checkConfig = join(work, "check.toml");
+const checkTemplate = `
+plugin_dirs = [${q(pluginDir)}]
+[permissions]
+"rea.read" = "allow"
+"run" = "allow"
+
+[servers.works]
+plugins = ["rea-filter"]
+[servers.works.settings.rea-filter]
+command = [${q(node)}, ${q(upstream)}, "probe", ${q(marker)}]
+
+[servers.not-installed]
+plugins = ["rea-filter"]
+[servers.not-installed.settings.rea-filter]
+command = ["npx", "-y", "@toolhost-test/never-published-${process.pid}", "mcp"]
+
+[servers.missing]
+plugins = ["rea-filter"]
+[servers.missing.settings.rea-filter]
+command = ["no-such-mcp-server-${process.pid}"]
+
+[servers.slow]
+plugins = ["rea-filter"]
+[servers.slow.settings.rea-filter]
+command = ["sh", "-c", ${q(`sleep 1.5; exec '${node}' '${upstream}' probe`)}]
+instructions_wait_ms = WAIT
+`;
+writeFileSync(checkConfig, checkTemplate.replace("WAIT", "3000"));
+const only_servers = (names) => {
+  const text = readFileSync(checkConfig, "utf8");
+  const file = join(work, `check-${names.join("-")}.toml`);
+  // Every other server disabled, so that check-config looks at these alone.
+  writeFileSync(file, text.replace(/\[servers\.([a-z-]+)\]\n/g, (all, name) => names.includes(name) ? all : `${all}enabled = false\n`));
+  return file;
+};
+const withWait = (ms) => {
+  const file = join(work, `slow-${ms}.toml`);
+  writeFileSync(file, checkTemplate.replace("WAIT", String(ms)));
+  return file;
+};
+
+const ourUpstreams = () => readdirSync("/proc").filter((d) => /^\d+$/.test(d)).filter((pid) => {
+  try { return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker); } catch { return false; }
+});
+
+test("check-config starts a working upstream, lists it, and leaves nothing running", only("check"), async () => {
+  const r = await runToolhost(["check-config", "--config", only_servers(["works"])]);
+  assert.equal(r.code, 0, r.lines.join("\n") + r.stderr);
+  assert.match(r.lines.at(-1), /: OK \(/);
+  assert.deepEqual(ourUpstreams(), []);
+});
+
+test("check-config fails for an upstream that cannot start, and downloads nothing to find out", only("check"), async () => {
+  const registry = await recordingRegistry();
+  const cache = mkdtempSync(join(tmpdir(), "rea-filter-npm-cache-"));
+  try {
+    const r = await runToolhost(["check-config", "--config", only_servers(["not-installed", "missing"])],
+                                { env: { npm_config_registry: registry.url, npm_config_cache: cache } });
+    assert.equal(r.code, 1, r.lines.join("\n"));
+    const out = r.lines.join("\n");
+    assert.match(out, /server 'not-installed'.*`npx -y @toolhost-test\/never-published-\d+ mcp`/);
+    assert.match(out, /check-config runs it offline/);
+    assert.match(out, /server 'missing'.*could not start `no-such-mcp-server-\d+`/);
+    assert.match(r.lines.at(-1), /: 2 problems$/);
+    assert.deepEqual(registry.requests, [], "check-config asked the npm registry for a package");
+  } finally {
+    await registry.close();
+    rmSync(cache, { recursive: true, force: true });
+  }
+});
+
+test("an upstream that cannot start reaches the agent as instructions and as the error of every call", only("check"), async () => {
+  const init = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n';
+  const rest = '{"jsonrpc":"2.0","method":"notifications/initialized"}\n' +
+               '{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n' +
+               '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}\n';
+  const r = await runToolhost(["--config", checkConfig, "--server", "missing"], { input: init + rest, holdMs: 3000 });
+  const byId = Object.fromEntries(r.lines.map((l) => JSON.parse(l)).filter((m) => m.id !== undefined).map((m) => [m.id, m]));
+  assert.match(byId[1].result.instructions, /is not running: could not start `no-such-mcp-server-\d+`/);
+  assert.deepEqual(byId[2].result.tools, []);
+  assert.equal(byId[3].result.isError, true);
+  assert.match(byId[3].result.content[0].text, /is not running: could not start `no-such-mcp-server-\d+`/);
+});
+
+for (const [what, waitMs, writeAfterMs] of [
+  ["an initialize sent while the upstream starts, which waits for its instructions", 30000, 0],
+  ["an initialize sent while the upstream starts, which does not wait", 0, 0],
+  ["an initialize sent after the upstream came up", 3000, 2500],
+]) {
+  test(`nothing precedes the initialize result: ${what}`, only("check"), async () => {
+    const init = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n';
+    const list = '{"jsonrpc":"2.0","method":"notifications/initialized"}\n{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n';
+    const r = await runToolhost(["--config", withWait(waitMs), "--server", "slow"], { input: init + list, holdMs: 3500, writeAfterMs });
+    assert.ok(r.lines.length >= 2, r.stderr);
+    const first = JSON.parse(r.lines[0]);
+    assert.equal(first.id, 1, `the first line on stdout was ${r.lines[0]}`);
+    assert.ok(first.result.protocolVersion);
+    for (const line of r.lines) JSON.parse(line);  // only JSON-RPC on stdout
+  });
+}

@@ -35,7 +35,8 @@ upstream_spec probe(const std::string& log) {
 }
 
 std::string temp_log(const std::string& name) {
-  auto p = std::filesystem::temp_directory_path() / ("rea-client-" + std::to_string(::getpid()) + "-" + name + ".jsonl");
+  auto p =
+      std::filesystem::temp_directory_path() / ("rea-client-" + std::to_string(::getpid()) + "-" + name + ".jsonl");
   std::filesystem::remove(p);
   return p.string();
 }
@@ -113,7 +114,8 @@ TEST_CASE("client: progress from server-everything's long-running operation come
     std::lock_guard lock(m);
     seen.emplace_back(p, total);
   };
-  auto answer = c.request("tools/call", R"({"name":"trigger-long-running-operation","arguments":{"duration":1,"steps":4}})", o);
+  auto answer =
+      c.request("tools/call", R"({"name":"trigger-long-running-operation","arguments":{"duration":1,"steps":4}})", o);
   REQUIRE(answer.ok());
   CHECK(text_of(*answer).find("Steps: 4") != std::string::npos);
   REQUIRE(seen.size() == 4);
@@ -123,7 +125,9 @@ TEST_CASE("client: progress from server-everything's long-running operation come
   }
 }
 
-TEST_CASE("client: calls in flight together each get their own answer, and a long one reading for all does not hold up the short ones") {
+TEST_CASE(
+    "client: calls in flight together each get their own answer, and a long one reading for all does not hold up the "
+    "short ones") {
   client c(options(everything()), {});
   REQUIRE(c.start().ok());
   // The long call starts first, so it is the one reading the upstream's output for everybody.
@@ -131,7 +135,8 @@ TEST_CASE("client: calls in flight together each get their own answer, and a lon
   request_options slow;
   slow.progress = [&](double, double, const std::string&) { ++progress_seen; };
   auto long_call = std::async(std::launch::async, [&] {
-    return c.request("tools/call", R"({"name":"trigger-long-running-operation","arguments":{"duration":2,"steps":4}})", slow);
+    return c.request("tools/call", R"({"name":"trigger-long-running-operation","arguments":{"duration":2,"steps":4}})",
+                     slow);
   });
   std::this_thread::sleep_for(200ms);
   const auto t0 = std::chrono::steady_clock::now();
@@ -144,7 +149,8 @@ TEST_CASE("client: calls in flight together each get their own answer, and a lon
         auto answer = c.request("tools/call", R"({"name":"echo","arguments":{"message":")" + message + R"("}})");
         if (!answer.ok()) return std::string(answer.status().message());
         // No Catch2 assertion off the test's thread: compare the text here, report at the end.
-        if (answer->find("\"Echo: " + message + "\"") == std::string::npos) return "wrong answer for " + message + ": " + *answer;
+        if (answer->find("\"Echo: " + message + "\"") == std::string::npos)
+          return "wrong answer for " + message + ": " + *answer;
       }
       return std::string("ok");
     }));
@@ -291,7 +297,8 @@ TEST_CASE("client: stopping while another thread starts the upstream ends both, 
     auto started = std::async(std::launch::async, [c] { return c->start(); });
     std::this_thread::sleep_for(std::chrono::microseconds(500 * (round % 6)));
     auto stopped = std::async(std::launch::async, [c] { c->stop(); });
-    const bool ended = started.wait_for(10s) == std::future_status::ready && stopped.wait_for(10s) == std::future_status::ready;
+    const bool ended =
+        started.wait_for(10s) == std::future_status::ready && stopped.wait_for(10s) == std::future_status::ready;
     if (!ended) {
       // Leave the hung threads and the client behind; waiting for them would hang the suite.
       new auto(std::move(started));
@@ -384,7 +391,8 @@ TEST_CASE("client: server-everything over Streamable HTTP lists, calls, streams 
     std::lock_guard lock(m);
     seen.push_back(p);
   };
-  auto slow = c.request("tools/call", R"({"name":"trigger-long-running-operation","arguments":{"duration":1,"steps":3}})", o);
+  auto slow =
+      c.request("tools/call", R"({"name":"trigger-long-running-operation","arguments":{"duration":1,"steps":3}})", o);
   REQUIRE(slow.ok());
   CHECK(seen == std::vector<double>{1, 2, 3});
 

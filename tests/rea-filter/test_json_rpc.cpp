@@ -65,7 +65,8 @@ TEST_CASE("parse_message names what is wrong with a bad message") {
 
 TEST_CASE("outgoing messages are compact single lines") {
   CHECK(make_request(3, "tools/list", "{}") == R"({"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}})");
-  CHECK(make_notification("notifications/initialized", "") == R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  CHECK(make_notification("notifications/initialized", "") ==
+        R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
   CHECK(make_result("\"a\"", "{}") == R"({"jsonrpc":"2.0","id":"a","result":{}})");
   CHECK(make_error("4", -32601, "no \"such\"\nmethod") ==
         R"({"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"no \"such\"\nmethod"}})");

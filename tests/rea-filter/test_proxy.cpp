@@ -286,7 +286,17 @@ TEST_CASE("proxy: an upstream that cannot start leaves an empty list and calls t
   s.upstream.command = {"no-such-mcp-server-xyz"};
   proxy p(std::move(s), recorded_hooks().hooks());
   CHECK(p.list_tools() == "[]");
+  // The agent learns why from the instructions and from any call, each naming the upstream.
+  const std::string instructions = p.instructions();
+  CHECK(instructions.find("could not start `no-such-mcp-server-xyz`") != std::string::npos);
+  CHECK(instructions.find("toolhost check-config") != std::string::npos);
   fake_call call;
   std::string result;
-  CHECK_FALSE(p.call_tool(&call.raw, "anything", "{}", &result));
+  REQUIRE(p.call_tool(&call.raw, "anything", "{}", &result));
+  auto doc = toolhost::sdk::parse_json(result);
+  REQUIRE(doc.has_value());
+  CHECK((*doc)["isError"].GetBool());
+  const std::string text = (*doc)["content"][0]["text"].GetString();
+  CHECK(text == instructions);
+  CHECK(p.start_and_check().message().find("no-such-mcp-server-xyz") != std::string_view::npos);
 }

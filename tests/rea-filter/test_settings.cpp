@@ -50,6 +50,9 @@ TEST_CASE("a custom server needs an upstream and gets no filter unless configure
   CHECK(s->upstream.cwd == "/etc/toolhost/work");
   CHECK(s->timeout == std::chrono::milliseconds(5000));
   CHECK(s->filter.denied().empty());
+  // Its read-only row is named after the server and its upstream, not after REA's open file.
+  CHECK(s->read_label == "Read-only tools of the custom server (`my-mcp --stdio`)");
+  CHECK(parse("{}", "eleven-rea")->read_label == "Read the open file");
 }
 
 TEST_CASE("deny and use_instead build the filter; mistakes are named") {
@@ -62,12 +65,17 @@ TEST_CASE("deny and use_instead build the filter; mistakes are named") {
   REQUIRE(custom_message.ok());
   CHECK(*custom_message->filter.refusal("set_comment") == "Comments go through Eleven.");
 
-  CHECK(message(parse(R"({"command":["x"],"use_instead":{"echo":"say"}})", "custom").status()).find("not in deny") != std::string::npos);
-  CHECK(message(parse(R"({"command":"npx my-server"})", "custom").status()).find("array of strings") != std::string::npos);
-  CHECK(message(parse(R"({"command":["x"],"timeout_ms":0})", "custom").status()).find("timeout_ms") != std::string::npos);
+  CHECK(message(parse(R"({"command":["x"],"use_instead":{"echo":"say"}})", "custom").status()).find("not in deny") !=
+        std::string::npos);
+  CHECK(message(parse(R"({"command":"npx my-server"})", "custom").status()).find("array of strings") !=
+        std::string::npos);
+  CHECK(message(parse(R"({"command":["x"],"timeout_ms":0})", "custom").status()).find("timeout_ms") !=
+        std::string::npos);
   CHECK(message(parse(R"({"comand":["x"]})", "custom").status()).find("'comand'") != std::string::npos);
-  CHECK(message(parse(R"({"command":["x"],"filter":"strict"})", "custom").status()).find("\"strict\"") != std::string::npos);
-  CHECK(message(parse(R"({"command":["x"],"url":"http://h/mcp"})", "custom").status()).find("not both") != std::string::npos);
+  CHECK(message(parse(R"({"command":["x"],"filter":"strict"})", "custom").status()).find("\"strict\"") !=
+        std::string::npos);
+  CHECK(message(parse(R"({"command":["x"],"url":"http://h/mcp"})", "custom").status()).find("not both") !=
+        std::string::npos);
 }
 
 TEST_CASE("the ida server reads the MCP config REA_IDA_MCP_CONFIG names") {
@@ -75,7 +83,8 @@ TEST_CASE("the ida server reads the MCP config REA_IDA_MCP_CONFIG names") {
   REQUIRE_FALSE(missing.ok());
   CHECK(message(missing.status()).find("REA_IDA_MCP_CONFIG") != std::string::npos);
 
-  auto one = temp_file("one.json", R"({"mcpServers":{"ida-pro-mcp":{"command":"uv","args":["run","ida-pro-mcp"],"env":{"IDA":"1"}}}})");
+  auto one = temp_file(
+      "one.json", R"({"mcpServers":{"ida-pro-mcp":{"command":"uv","args":["run","ida-pro-mcp"],"env":{"IDA":"1"}}}})");
   auto s = parse("{}", "ida", one.string());
   REQUIRE(s.ok());
   CHECK(s->upstream.command == std::vector<std::string>{"uv", "run", "ida-pro-mcp"});
@@ -92,6 +101,7 @@ TEST_CASE("the ida server reads the MCP config REA_IDA_MCP_CONFIG names") {
 
   auto bad = temp_file("bad.json", R"({"servers":{}})");
   CHECK(message(parse("{}", "ida", bad.string()).status()).find("mcpServers") != std::string::npos);
-  CHECK(message(parse("{}", "ida", "/nonexistent/ida.json").status()).find("/nonexistent/ida.json") != std::string::npos);
+  CHECK(message(parse("{}", "ida", "/nonexistent/ida.json").status()).find("/nonexistent/ida.json") !=
+        std::string::npos);
   for (const auto& p : {one, two, bad}) std::filesystem::remove(p);
 }

@@ -27,7 +27,8 @@ std::string addr(uint64_t v) { return absl::StrFormat("%08x`%08x", v >> 32, v & 
 
 }  // namespace
 
-TEST_CASE("a dump's PE modules: lm deferred, then export symbols named as llvm-objdump names them", "[symbols][exports]") {
+TEST_CASE("a dump's PE modules: lm deferred, then export symbols named as llvm-objdump names them",
+          "[symbols][exports]") {
   const std::string dump = make_dump("exports.dmp");
   auto tools = w::make_tools();
   auto opened = w::unpack(tools->open("dump", dump, ""));
@@ -36,7 +37,8 @@ TEST_CASE("a dump's PE modules: lm deferred, then export symbols named as llvm-o
   const auto h = w::file_headers(w::fixture("wsfix.sys"));
   auto lm = w::run(*tools, "lm");
   REQUIRE_FALSE(lm.error);
-  CHECK(lm.text.find(addr(kFixBase) + " " + addr(kFixBase + h.size_of_image) + "   wsfix      (deferred)") != std::string::npos);
+  CHECK(lm.text.find(addr(kFixBase) + " " + addr(kFixBase + h.size_of_image) + "   wsfix      (deferred)") !=
+        std::string::npos);
   CHECK(lm.text.find("   wsdrv      (deferred)") != std::string::npos);
 
   // x over the exports: every Nt* export at base + the RVA llvm-objdump gives.
@@ -80,7 +82,8 @@ TEST_CASE("a dump's PE modules: lm deferred, then export symbols named as llvm-o
   CHECK(reload.text.find("wsdrv      (export symbols)") != std::string::npos);
   CHECK(w::run(*tools, ".reload").text.find("Reloaded 2 modules") != std::string::npos);
   CHECK(w::run(*tools, "lm").text.find("wsdrv      (deferred)") != std::string::npos);
-  CHECK(w::run(*tools, "ld wsdrv").text.find("Symbols loaded for wsdrv (export symbols, wsdrv.sys)") != std::string::npos);
+  CHECK(w::run(*tools, "ld wsdrv").text.find("Symbols loaded for wsdrv (export symbols, wsdrv.sys)") !=
+        std::string::npos);
   CHECK(w::run(*tools, "ld nothere").error);
   std::filesystem::remove(dump);
 }

@@ -2,10 +2,10 @@
 // Windows crash dump written by the project's dump writer, listed in PsLoadedModuleList.
 #pragma once
 
+#include <unistd.h>
 #include <filesystem>
 #include <functional>
 #include <string>
-#include <unistd.h>
 
 #include "kernel_memory.hpp"
 #include "oracle.hpp"
@@ -18,7 +18,8 @@ inline constexpr uint64_t kFixBase = 0xfffff80001000000;
 inline constexpr uint64_t kDrvBase = 0xfffff80002000000;
 
 inline std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("toolhost-symbols-" + std::to_string(getpid()) + "-" + name)).string();
+  return (std::filesystem::temp_directory_path() / ("toolhost-symbols-" + std::to_string(getpid()) + "-" + name))
+      .string();
 }
 
 // `edit` may change memory before the dump is written (values to show, pages to drop).

@@ -74,9 +74,9 @@ TEST_CASE("a module's PDB from a folder on the symbol path: lm, x, ln, u, uf, dq
   CHECK(u.text.find(addr(kFixBase + pdb.rva.at("NtCreateThing")) + " ") != std::string::npos);
   const uint32_t inner = pdb.rva.at("WsCreateInner"), inner_size = pdb.code_size.at("WsCreateInner");
   const uint64_t image_base = w::file_headers(w::fixture("wsfix.sys")).image_base;
-  const std::string objdump = w::run(absl::StrFormat("%s -d --no-show-raw-insn --start-address=0x%x --stop-address=0x%x %s",
-                                                    TOOLHOST_LLVM_OBJDUMP, image_base + inner, image_base + inner + inner_size,
-                                                    w::fixture("wsfix.sys")));
+  const std::string objdump = w::run(
+      absl::StrFormat("%s -d --no-show-raw-insn --start-address=0x%x --stop-address=0x%x %s", TOOLHOST_LLVM_OBJDUMP,
+                      image_base + inner, image_base + inner + inner_size, w::fixture("wsfix.sys")));
   std::vector<uint64_t> want;
   static const std::regex insn(R"(^\s*([0-9a-f]+):\s)");
   for (const auto& l : w::lines_of(objdump)) {
@@ -89,7 +89,8 @@ TEST_CASE("a module's PDB from a folder on the symbol path: lm, x, ln, u, uf, dq
   static const std::regex line(R"(^([0-9a-f]{8})`([0-9a-f]{8}) )");
   for (const auto& l : w::lines_of(uf.text)) {
     std::smatch m;
-    if (std::regex_search(l, m, line)) got.push_back((std::stoull(m[1], nullptr, 16) << 32) | std::stoull(m[2], nullptr, 16));
+    if (std::regex_search(l, m, line))
+      got.push_back((std::stoull(m[1], nullptr, 16) << 32) | std::stoull(m[2], nullptr, 16));
   }
   CHECK(got == want);
   CHECK(w::lines_of(uf.text).front() == "wsfix!WsCreateInner:");

@@ -17,7 +17,8 @@ namespace toolhost::test::windows {
 
 class store_server {
  public:
-  explicit store_server(std::string root) : root_(std::move(root)), acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
+  explicit store_server(std::string root)
+      : root_(std::move(root)), acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
     port_ = acceptor_.local_endpoint().port();
     thread_ = std::thread([this] { serve(); });
   }
@@ -73,8 +74,8 @@ class store_server {
         body.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
         status = "200 OK";
       }
-      const std::string head = "HTTP/1.1 " + status + "\r\nContent-Length: " + std::to_string(body.size()) +
-                               "\r\nConnection: close\r\n\r\n";
+      const std::string head =
+          "HTTP/1.1 " + status + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n";
       boost::asio::write(socket, boost::asio::buffer(head), ec);
       boost::asio::write(socket, boost::asio::buffer(body), ec);
       socket.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);

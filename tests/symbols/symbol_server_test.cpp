@@ -71,17 +71,21 @@ TEST_CASE("a symbol server: download with progress, a .pd_, the cache, then no r
   auto tools = w::make_tools({.symbol_path = "srv*" + cache + "*" + server.url()});
   REQUIRE_FALSE(w::unpack(tools->open("dump", dump, "")).error);
   std::vector<std::string> progress;
-  auto reload = w::unpack(tools->command(".reload /f", 10000, "text", [] { return false; },
-                                         [&](double done, double total, const std::string& message) {
-                                           progress.push_back(absl::StrFormat("%.0f/%.0f %s", done, total, message));
-                                         }));
+  auto reload = w::unpack(tools->command(
+      ".reload /f", 10000, "text", [] { return false; },
+      [&](double done, double total, const std::string& message) {
+        progress.push_back(absl::StrFormat("%.0f/%.0f %s", done, total, message));
+      }));
   INFO(reload.text);
   REQUIRE_FALSE(reload.error);
-  CHECK(std::regex_search(reload.text, std::regex(R"(wsfix      \(pdb symbols\)\s+\S+/wsfix\.pdb/)" + fix_key + R"(/wsfix\.pdb)")));
-  CHECK(std::regex_search(reload.text, std::regex(R"(wsdrv      \(pdb symbols\)\s+\S+/wsdrv\.pdb/)" + drv_key + R"(/wsdrv\.pdb)")));
+  CHECK(std::regex_search(reload.text,
+                          std::regex(R"(wsfix      \(pdb symbols\)\s+\S+/wsfix\.pdb/)" + fix_key + R"(/wsfix\.pdb)")));
+  CHECK(std::regex_search(reload.text,
+                          std::regex(R"(wsdrv      \(pdb symbols\)\s+\S+/wsdrv\.pdb/)" + drv_key + R"(/wsdrv\.pdb)")));
   // What was asked for: the plain file, then for wsdrv the compressed one.
-  CHECK(sorted(server.requests()) == sorted({"/wsfix.pdb/" + fix_key + "/wsfix.pdb", "/wsdrv.pdb/" + drv_key + "/wsdrv.pdb",
-                                             "/wsdrv.pdb/" + drv_key + "/wsdrv.pd_"}));
+  CHECK(sorted(server.requests()) ==
+        sorted({"/wsfix.pdb/" + fix_key + "/wsfix.pdb", "/wsdrv.pdb/" + drv_key + "/wsdrv.pdb",
+                "/wsdrv.pdb/" + drv_key + "/wsdrv.pd_"}));
   REQUIRE(!progress.empty());
   CHECK(progress.back().find("Downloading symbols for ") != std::string::npos);
   CHECK(std::any_of(progress.begin(), progress.end(), [&](const std::string& p) {
@@ -131,7 +135,8 @@ TEST_CASE("a symbol server's file.ptr, and a PDB of another build refused with b
   std::filesystem::remove(dump);
 }
 
-TEST_CASE("a symbol server that is down or hangs: a clear error within the timeout, exports still resolve", "[symbols][server]") {
+TEST_CASE("a symbol server that is down or hangs: a clear error within the timeout, exports still resolve",
+          "[symbols][server]") {
   toolhost::symbols::forget_server_failures();
   scratch s;
   const std::string dump = w::make_kernel_dump("down.dmp");
@@ -153,7 +158,8 @@ TEST_CASE("a symbol server that is down or hangs: a clear error within the timeo
 
   w::store_server hanging(s.dir("hang"));
   hanging.hang(true);
-  auto slow_tools = w::make_tools({.symbol_path = "srv*" + s.root + "/cache2*" + hanging.url(), .symbol_timeout_ms = 1000});
+  auto slow_tools =
+      w::make_tools({.symbol_path = "srv*" + s.root + "/cache2*" + hanging.url(), .symbol_timeout_ms = 1000});
   REQUIRE_FALSE(w::unpack(slow_tools->open("dump", dump, "")).error);
   auto slow = w::run(*slow_tools, ".reload /f wsfix");
   CHECK(slow.text.find("did not answer within 1000 ms") != std::string::npos);
@@ -180,7 +186,8 @@ TEST_CASE(".sympath, .sympath+, .symfix and a local two-tier store", "[symbols][
   CHECK(w::run(*tools, ".sympath srv*" + store).text.find("Symbol search path is: srv*" + store) != std::string::npos);
   CHECK(w::run(*tools, ".reload /f wsfix").text.find("wsfix      (pdb symbols)") != std::string::npos);
   auto fixed = w::run(*tools, ".symfix+ " + s.root + "/ms");
-  CHECK(fixed.text.find("srv*" + store + ";srv*" + s.root + "/ms*https://msdl.microsoft.com/download/symbols") != std::string::npos);
+  CHECK(fixed.text.find("srv*" + store + ";srv*" + s.root + "/ms*https://msdl.microsoft.com/download/symbols") !=
+        std::string::npos);
   auto json = w::run(*tools, ".sympath", "json");
   CHECK(json.json()["result"]["elements"].Size() == 2);
   CHECK(w::run(*tools, ".sympath srv*x*http://a*http://b").error);

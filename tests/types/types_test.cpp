@@ -32,11 +32,17 @@ struct fixture {
     const type_id list_ptr = t.add({.k = kind::pointer, .size = 8, .target = list});
     t.at(list).members = {{"Flink", 0, list_ptr}, {"Blink", 8, list_ptr}};
     const type_id wptr = t.add({.k = kind::pointer, .size = 8, .target = wchar});
-    ustr = t.add({.k = kind::structure, .name = "_UNICODE_STRING", .size = 16,
+    ustr = t.add({.k = kind::structure,
+                  .name = "_UNICODE_STRING",
+                  .size = 16,
                   .members = {{"Length", 0, u16}, {"MaximumLength", 2, u16}, {"Buffer", 8, wptr}}});
-    state = t.add({.k = kind::enumeration, .name = "_STATE", .size = 4, .target = i32,
+    state = t.add({.k = kind::enumeration,
+                   .name = "_STATE",
+                   .size = 4,
+                   .target = i32,
                    .enumerators = {{"Idle", 0}, {"Running", 2}, {"Gone", -1}}});
-    inner = t.add({.k = kind::structure, .name = "_INNER", .size = 8, .members = {{"Depth", 0, u32}, {"Mask", 4, u32}}});
+    inner =
+        t.add({.k = kind::structure, .name = "_INNER", .size = 8, .members = {{"Depth", 0, u32}, {"Mask", 4, u32}}});
     const type_id fn = t.add({.k = kind::function, .target = i32});
     fnptr = t.add({.k = kind::pointer, .size = 8, .target = fn});
     const type_id name = t.add({.k = kind::array, .size = 15, .target = u8, .count = 15});
@@ -45,7 +51,9 @@ struct fixture {
     const type_id ulong = t.add({.k = kind::alias, .name = "ULONG", .size = 4, .target = u32});
     // A DWARF-style anonymous union member and a PDB-style flattened bitfield pair.
     const type_id anon = t.add({.k = kind::union_, .size = 4, .members = {{"Flags", 0, ulong}}});
-    object = t.add({.k = kind::structure, .name = "_OBJECT", .size = 0x200,
+    object = t.add({.k = kind::structure,
+                    .name = "_OBJECT",
+                    .size = 0x200,
                     .members = {{"Links", 0x0, list},
                                 {"", 0x10, anon},
                                 {"Active", 0x10, u32, 0, 1},
@@ -139,8 +147,8 @@ TEST_CASE("dt of a type prints WinDbg's layout", "[types]") {
   auto filtered = render_dt(r);
   REQUIRE(filtered.ok());
   CHECK(lines(filtered->text) == std::vector<std::string>{"   +0x010 Priority         : Pos 1, 3 Bits",
-                                                         "   +0x070 Inner            : _INNER",
-                                                         "      +0x004 Mask             : Uint4B"});
+                                                          "   +0x070 Inner            : _INNER",
+                                                          "      +0x004 Mask             : Uint4B"});
 }
 
 TEST_CASE("dt at an address shows the values in WinDbg's words", "[types]") {
@@ -259,7 +267,8 @@ TEST_CASE("enumerations, type words and name matching", "[types]") {
   auto out = render_dt(r);
   REQUIRE(out.ok());
   CHECK(lines(out->text) == std::vector<std::string>{"   Idle = 0n0", "   Running = 0n2", "   Gone = 0n-1"});
-  CHECK(matching_type_names(f.t, "_*") == std::vector<std::string>{"_INNER", "_LIST_ENTRY", "_OBJECT", "_STATE", "_UNICODE_STRING"});
+  CHECK(matching_type_names(f.t, "_*") ==
+        std::vector<std::string>{"_INNER", "_LIST_ENTRY", "_OBJECT", "_STATE", "_UNICODE_STRING"});
   CHECK(matching_type_names(f.t, "_l*") == std::vector<std::string>{"_LIST_ENTRY"});
   CHECK(type_word(f.t, f.t.add({.k = kind::pointer, .size = 8, .target = f.fnptr})) == "Ptr64 Ptr64     long");
   simple_table small(4);

@@ -96,7 +96,9 @@ uint64_t kernel_memory::new_address_space() {
 
 void kernel_memory::unmap_page(uint64_t va, uint64_t dtb) { write_u64(entry_address(dtb, va, 3, false), 0); }
 
-void kernel_memory::set_pte(uint64_t va, uint64_t value, uint64_t dtb) { write_u64(entry_address(dtb, va, 3, false), value); }
+void kernel_memory::set_pte(uint64_t va, uint64_t value, uint64_t dtb) {
+  write_u64(entry_address(dtb, va, 3, false), value);
+}
 
 void kernel_memory::write(uint64_t va, const void* data, size_t size, uint64_t dtb) {
   const auto* bytes = static_cast<const uint8_t*>(data);
@@ -184,7 +186,7 @@ void kernel_memory::module_list(uint64_t head, uint64_t entries, const std::vect
     const kernel_module& m = modules[i];
     const uint64_t e = at[i];
     put<uint64_t>(e + 0x00, i + 1 < modules.size() ? at[i + 1] : head);  // Flink
-    put<uint64_t>(e + 0x08, i > 0 ? at[i - 1] : head);                    // Blink
+    put<uint64_t>(e + 0x08, i > 0 ? at[i - 1] : head);                   // Blink
     put<uint64_t>(e + 0x30, m.base);
     put<uint32_t>(e + 0x40, m.size);
     put_unicode_string(e + 0x48, e + kEntry, m.full_name);

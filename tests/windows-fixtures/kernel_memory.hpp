@@ -17,7 +17,7 @@
 namespace toolhost::test::windows {
 
 struct kernel_module {
-  std::string file;       // the image file to load
+  std::string file;  // the image file to load
   uint64_t base = 0;
   std::string base_name;  // "wsfix.sys"
   std::string full_name;  // "\\SystemRoot\\system32\\drivers\\wsfix.sys"

@@ -14,21 +14,21 @@ typedef long LONG;
 typedef unsigned long long ULONGLONG;
 typedef long long LONGLONG;
 typedef unsigned char BOOLEAN;
-typedef void *PVOID;
+typedef void* PVOID;
 typedef __wchar_t WCHAR;
 
 #define NT_CHECK(type, field, offset) _Static_assert(__builtin_offsetof(type, field) == (offset), #type "." #field)
 #define NT_SIZE(type, size) _Static_assert(sizeof(type) == (size), "sizeof " #type)
 
 typedef struct _LIST_ENTRY {
-  struct _LIST_ENTRY *Flink;
-  struct _LIST_ENTRY *Blink;
+  struct _LIST_ENTRY* Flink;
+  struct _LIST_ENTRY* Blink;
 } LIST_ENTRY, *PLIST_ENTRY;
 
 typedef struct _UNICODE_STRING {
   USHORT Length;
   USHORT MaximumLength;
-  WCHAR *Buffer;
+  WCHAR* Buffer;
 } UNICODE_STRING;
 
 typedef union _LARGE_INTEGER {
@@ -110,7 +110,7 @@ typedef struct _HANDLE_TABLE {
   ULONG NextHandleNeedingPool;
   LONG ExtraInfoPages;
   ULONGLONG TableCode;
-  struct _EPROCESS *QuotaProcess;
+  struct _EPROCESS* QuotaProcess;
   LIST_ENTRY HandleTableList;
   ULONG UniqueProcessId;
   UCHAR Pad0[0x80 - 0x2c];
@@ -141,7 +141,7 @@ typedef struct _PEB {
   UCHAR Padding0[4];
   PVOID Mutant;
   PVOID ImageBaseAddress;
-  PEB_LDR_DATA *Ldr;
+  PEB_LDR_DATA* Ldr;
   PVOID ProcessParameters;
   UCHAR Pad0[0x118 - 0x28];
   ULONG OSMajorVersion;
@@ -210,10 +210,10 @@ typedef struct _EPROCESS {
   UCHAR Pad3[0x540 - 0x518];
   PVOID InheritedFromUniqueProcessId;
   UCHAR Pad4[0x550 - 0x548];
-  PEB *Peb;
+  PEB* Peb;
   PVOID Session;
   UCHAR Pad5[0x570 - 0x560];
-  HANDLE_TABLE *ObjectTable;
+  HANDLE_TABLE* ObjectTable;
   PVOID DebugPort;
   PVOID WoW64Process;
   UCHAR Pad6[0x5a0 - 0x588];
@@ -253,7 +253,7 @@ NT_SIZE(EPROCESS, 0xa40);
 
 typedef struct _KAPC_STATE {
   LIST_ENTRY ApcListHead[2];
-  KPROCESS *Process;
+  KPROCESS* Process;
   UCHAR InProgressFlags;
   UCHAR KernelApcPending;
   UCHAR UserApcPendingAll;
@@ -309,7 +309,7 @@ typedef struct _KTHREAD {
   UCHAR Pad3[0x1c8 - 0x188];
   PVOID Win32Thread;
   UCHAR Pad4[0x220 - 0x1d0];
-  KPROCESS *Process;
+  KPROCESS* Process;
   UCHAR Pad5[0x232 - 0x228];
   CHAR PreviousMode;
   CHAR BasePriority;
@@ -437,9 +437,9 @@ typedef struct _KPRCB {
   UCHAR ReservedMustBeZero;
   UCHAR InterruptRequest;
   UCHAR IdleHalt;
-  struct _KTHREAD *CurrentThread;
-  struct _KTHREAD *NextThread;
-  struct _KTHREAD *IdleThread;
+  struct _KTHREAD* CurrentThread;
+  struct _KTHREAD* NextThread;
+  struct _KTHREAD* IdleThread;
   UCHAR NestingLevel;
   UCHAR ClockOwner;
   UCHAR PendingTickFlags;
@@ -452,8 +452,8 @@ NT_CHECK(KPRCB, Number, 0x24);
 
 typedef struct _KPCR {
   UCHAR Pad0[0x18];
-  struct _KPCR *Self;
-  KPRCB *CurrentPrcb;
+  struct _KPCR* Self;
+  KPRCB* CurrentPrcb;
   UCHAR Pad1[0x180 - 0x28];
   KPRCB Prcb;
 } KPCR;

@@ -75,8 +75,8 @@ inline std::string first_value(const std::vector<std::pair<std::string, std::str
 }
 
 struct readobj_headers {
-  uint64_t machine, timestamp, characteristics, entry, image_base, size_of_image, size_of_headers, checksum,
-      subsystem, dll_characteristics, section_count, magic;
+  uint64_t machine, timestamp, characteristics, entry, image_base, size_of_image, size_of_headers, checksum, subsystem,
+      dll_characteristics, section_count, magic;
 };
 
 inline readobj_headers file_headers(const std::string& path) {
@@ -146,8 +146,8 @@ inline std::vector<objdump_export> exports(const std::string& path, uint32_t* or
     if (end == std::string::npos) end = text.size();
     const std::string l = text.substr(start, end - start);
     if (!std::regex_match(l, m, row)) break;
-    objdump_export e{static_cast<uint32_t>(std::stoul(m[1])), m[2].matched ? std::strtoull(m[2].str().c_str(), nullptr, 0) : 0,
-                     m[3], m[4]};
+    objdump_export e{static_cast<uint32_t>(std::stoul(m[1])),
+                     m[2].matched ? std::strtoull(m[2].str().c_str(), nullptr, 0) : 0, m[3], m[4]};
     if (e.rva != 0 || !e.name.empty()) out.push_back(e);
     start = end + 1;
   }
@@ -188,7 +188,8 @@ struct readobj_function {
 inline std::vector<readobj_function> unwind(const std::string& path) {
   const std::string text = run(std::string(TOOLHOST_LLVM_READOBJ) + " --unwind " + path);
   std::vector<readobj_function> out;
-  static const std::regex field(R"(^\s+(StartAddress|EndAddress|UnwindInfoAddress|Version|PrologSize|FrameRegister): (.*)$)");
+  static const std::regex field(
+      R"(^\s+(StartAddress|EndAddress|UnwindInfoAddress|Version|PrologSize|FrameRegister): (.*)$)");
   static const std::regex flags(R"(^\s+Flags \[ \((0x[0-9A-Fa-f]+)\))");
   static const std::regex code_line(R"(^\s+(0x[0-9A-Fa-f]+): (.*)$)");
   for_each_line(text, [&](const std::string& l) {

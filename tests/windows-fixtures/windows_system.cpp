@@ -1,8 +1,8 @@
 #include "windows_system.hpp"
 
+#include <unistd.h>
 #include <cstring>
 #include <filesystem>
-#include <unistd.h>
 #include <map>
 #include <stdexcept>
 
@@ -14,11 +14,11 @@ namespace {
 
 // The 19041 offsets the test writes at (nt_types.h holds the same, checked at compile time).
 constexpr uint64_t kEpDirBase = 0x28, kEpPid = 0x440, kEpLinks = 0x448, kEpParent = 0x540, kEpPeb = 0x550,
-                   kEpSession = 0x558, kEpObjectTable = 0x570, kEpImage = 0x5a8, kEpThreads = 0x5e0, kEpActiveThreads = 0x5f0,
-                   kEpSize = 0xa40;
+                   kEpSession = 0x558, kEpObjectTable = 0x570, kEpImage = 0x5a8, kEpThreads = 0x5e0,
+                   kEpActiveThreads = 0x5f0, kEpSize = 0xa40;
 constexpr uint64_t kKtState = 0x184, kKtWaitReason = 0x283, kKtTeb = 0xf0, kKtProcess = 0x220, kKtApcProcess = 0xb8,
-                   kKtStackBase = 0x38, kKtStackLimit = 0x30, kKtInitialStack = 0x28, kKtKernelStack = 0x58, kKtPriority = 0xc3,
-                   kKtBasePriority = 0x233;
+                   kKtStackBase = 0x38, kKtStackLimit = 0x30, kKtInitialStack = 0x28, kKtKernelStack = 0x58,
+                   kKtPriority = 0xc3, kKtBasePriority = 0x233;
 constexpr uint64_t kEtCid = 0x478, kEtThreadListEntry = 0x4e8, kEtStart = 0x450, kEtWin32Start = 0x4d0, kEtSize = 0x898;
 constexpr uint64_t kPebImageBase = 0x10, kPebLdr = 0x18, kLdrInLoadOrder = 0x10;
 
@@ -219,7 +219,8 @@ windows_system::windows_system(bool encoded) {
 }
 
 std::string windows_system::write_dump(const std::string& name, bool header_hints) const {
-  const std::string path = (std::filesystem::temp_directory_path() / ("toolhost-windows-" + std::to_string(getpid()) + "-" + name)).string();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("toolhost-windows-" + std::to_string(getpid()) + "-" + name)).string();
   kernel_memory::dump_header h;
   if (header_hints) {
     h.module_list_head = module_list;

@@ -24,7 +24,7 @@ struct system_process {
   uint64_t eprocess = 0, dtb = 0, peb = 0, object_table = 0;
   uint32_t session_id = 0;  // for all but System
   uint32_t handles = 0;
-  uint64_t user_page = 0;   // a user VA mapped in this process only, filled with `fill`
+  uint64_t user_page = 0;  // a user VA mapped in this process only, filled with `fill`
   uint8_t fill = 0;
   std::vector<system_thread> threads;
   std::vector<std::string> user_modules;  // PEB InLoadOrderModuleList base names
@@ -34,7 +34,7 @@ struct windows_system {
   static constexpr uint64_t kNtBase = 0xfffff80012000000;
   static constexpr uint64_t kFixBase = 0xfffff80014000000;
   static constexpr uint64_t kDrvBase = 0xfffff80014100000;
-  static constexpr uint64_t kPool = 0xffffa00000000000;  // EPROCESS, ETHREAD, tables, strings
+  static constexpr uint64_t kPool = 0xffffa00000000000;      // EPROCESS, ETHREAD, tables, strings
   static constexpr uint64_t kUserData = 0x000000007ffe1000;  // one page of each process's own
   static constexpr uint64_t kPebBase = 0x000000e3a5d40000;
   static constexpr uint32_t kBuild = 19041;

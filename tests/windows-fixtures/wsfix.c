@@ -15,17 +15,17 @@ typedef long LONG;
 typedef unsigned long long ULONGLONG;
 typedef long long LONGLONG;
 typedef unsigned char BOOLEAN;
-typedef void *PVOID;
+typedef void* PVOID;
 
 typedef struct _LIST_ENTRY {
-  struct _LIST_ENTRY *Flink;
-  struct _LIST_ENTRY *Blink;
+  struct _LIST_ENTRY* Flink;
+  struct _LIST_ENTRY* Blink;
 } LIST_ENTRY, *PLIST_ENTRY;
 
 typedef struct _UNICODE_STRING {
   USHORT Length;
   USHORT MaximumLength;
-  __wchar_t *Buffer;
+  __wchar_t* Buffer;
 } UNICODE_STRING;
 
 typedef enum _WS_STATE { WsIdle = 0, WsRunning = 2, WsWaiting = 5, WsGone = -1 } WS_STATE;
@@ -75,7 +75,7 @@ typedef struct _WS_OBJECT {
   UCHAR Pad0[1];
   UNICODE_STRING Path;
   WS_FAST_REF Token;
-  struct _WS_OBJECT *Parent;
+  struct _WS_OBJECT* Parent;
   LONG (*Callback)(PVOID Context, ULONG Reason);
   ULONG Counts[4];
   SHORT Delta;
@@ -88,7 +88,7 @@ typedef struct _WS_OBJECT {
   WS_MIDDLE Middle;
   UCHAR Pad2[0x200 - 0xc0];
   ULONGLONG FarField;
-  struct _WS_OPAQUE *Opaque;
+  struct _WS_OPAQUE* Opaque;
   ULONG Matrix[2][3];
 } WS_OBJECT;
 
@@ -99,25 +99,26 @@ _Static_assert(__builtin_offsetof(WS_OBJECT, FarField) == 0x200, "FarField");
 typedef struct _WS_TABLE_ENTRY {
   ULONG Index;
   ULONG Kind;
-  WS_OBJECT *Object;
+  WS_OBJECT* Object;
 } WS_TABLE_ENTRY;
 
 /* Data. */
 __declspec(dllexport) LIST_ENTRY WsObjectList;
-__declspec(dllexport) WS_OBJECT WsRoot = {{1, 0, sizeof(WS_OBJECT), 0, {0, 0}}, 0x1234, {0, 0}, {0x21}, WsRunning, "root"};
-__declspec(dllexport) WS_OBJECT *WsRootPointer = &WsRoot;
+__declspec(dllexport) WS_OBJECT WsRoot = {
+    {1, 0, sizeof(WS_OBJECT), 0, {0, 0}}, 0x1234, {0, 0}, {0x21}, WsRunning, "root"};
+__declspec(dllexport) WS_OBJECT* WsRootPointer = &WsRoot;
 __declspec(dllexport) ULONG WsBuildNumber = 0xF0004A61;
 WS_TABLE_ENTRY WsTable[4];
 
 /* Code: a call chain (NtCreateThing -> WsCreateInner -> WsTouch) with frames and .pdata. */
 #pragma code_seg("PAGE")
-__declspec(noinline) static LONG WsTouch(WS_OBJECT *o, ULONG v) {
+__declspec(noinline) static LONG WsTouch(WS_OBJECT* o, ULONG v) {
   volatile ULONG sink = v;
   o->Counts[v & 3] += sink;
   return (LONG)o->Counts[0];
 }
 
-__declspec(noinline) LONG WsCreateInner(WS_OBJECT *o, ULONG v) {
+__declspec(noinline) LONG WsCreateInner(WS_OBJECT* o, ULONG v) {
   LONG r = WsTouch(o, v + 1);
   return r + WsTouch(o, v + 2);
 }

@@ -34,7 +34,8 @@ TEST_CASE("!process 0 0 lists exactly the system's processes in WinDbg's layout"
   size_t shown = 0;
   for (const auto& p : sys.processes) {
     const std::string block = absl::StrFormat(
-        "PROCESS %016x\n    SessionId: %s  Cid: %04x    Peb: %08x  ParentCid: %04x\n    DirBase: %08x  ObjectTable: %016x  "
+        "PROCESS %016x\n    SessionId: %s  Cid: %04x    Peb: %08x  ParentCid: %04x\n    DirBase: %08x  ObjectTable: "
+        "%016x  "
         "HandleCount: %u.\n    Image: %s\n",
         p.eprocess, p.pid == 4 ? "none" : std::to_string(p.session_id), p.pid, p.peb, p.parent, p.dtb, p.object_table,
         p.handles, p.image);
@@ -71,8 +72,8 @@ TEST_CASE(".process /p reads that process's pages; the trailer shows the scope; 
     CHECK(set.text.find("Implicit process is now " + addr(p.eprocess)) != std::string::npos);
     CHECK(trailer(set).find(absl::StrFormat(" | scope %s (%d)]", p.image, p.pid)) != std::string::npos);
     auto db = w::run(*tools, absl::StrFormat("db %x L8", p.user_page));
-    const std::string bytes = absl::StrFormat("%02x %02x %02x %02x %02x %02x %02x %02x", p.fill, p.fill, p.fill, p.fill, p.fill,
-                                              p.fill, p.fill, p.fill);
+    const std::string bytes = absl::StrFormat("%02x %02x %02x %02x %02x %02x %02x %02x", p.fill, p.fill, p.fill, p.fill,
+                                              p.fill, p.fill, p.fill, p.fill);
     CHECK(db.text.find(bytes) != std::string::npos);
     // Its PEB and loaded modules.
     auto peb = w::run(*tools, "!peb", "json");
@@ -115,8 +116,8 @@ TEST_CASE("modules with their PDBs, dt of an EPROCESS, !thread, vertarget", "[wi
     for (const auto& t : p.threads) {
       auto th = w::run(*tools, absl::StrFormat("!thread %x", t.ethread), "json");
       CHECK(th.text.find(absl::StrFormat("THREAD %016x  Cid %04x.%04x", t.ethread, p.pid, t.tid)) != std::string::npos);
-      CHECK(th.text.find(absl::StrFormat("Owning Process            %016x       Image:         %s", p.eprocess, p.image)) !=
-            std::string::npos);
+      CHECK(th.text.find(absl::StrFormat("Owning Process            %016x       Image:         %s", p.eprocess,
+                                         p.image)) != std::string::npos);
       CHECK(th.json()["result"]["tid"].GetUint64() == t.tid);
     }
   }
@@ -135,7 +136,8 @@ TEST_CASE("modules with their PDBs, dt of an EPROCESS, !thread, vertarget", "[wi
 TEST_CASE("an encoded KDBG is decoded; a dump header naming nothing is found by the scans", "[windows]") {
   // KdCopyDataBlock's published test vectors.
   using toolhost::debugger::windows::decode_kdbg_qword;
-  CHECK(decode_kdbg_qword(0x63ea9b7eb7acc15bull, 0x8642097531FEDCBAull, 0x0F1E2D3C4B5A6978ull, 0xFFFFF80312345678ull) == 0);
+  CHECK(decode_kdbg_qword(0x63ea9b7eb7acc15bull, 0x8642097531FEDCBAull, 0x0F1E2D3C4B5A6978ull, 0xFFFFF80312345678ull) ==
+        0);
   CHECK(decode_kdbg_qword(0xb2fa0aa4b76cc149ull, 0x8642097531FEDCBAull, 0x0F1E2D3C4B5A6978ull, 0xFFFFF80312345678ull) ==
         0x000003684742444Bull);
   const w::windows_system encoded(true);
@@ -174,7 +176,8 @@ TEST_CASE("!pte and !vtop on 4 KiB, 2 MiB and 1 GiB pages and on transition and 
     const uint64_t pa = sys.memory.physical_of(c.va);
     REQUIRE(pa != 0);
     auto vtop = w::run(*tools, absl::StrFormat("!vtop 0 %x", c.va), "json");
-    CHECK(vtop.text.find(absl::StrFormat("Virtual address %x translates to physical address %x.", c.va, pa)) != std::string::npos);
+    CHECK(vtop.text.find(absl::StrFormat("Virtual address %x translates to physical address %x.", c.va, pa)) !=
+          std::string::npos);
     CHECK(vtop.json()["result"]["page_size"].GetString() == absl::StrFormat("0x%x", c.size));
     // The same with the directory base given.
     auto given = w::run(*tools, absl::StrFormat("!vtop %x %x", toolhost::test::windows::kernel_memory::kDtb, c.va));
@@ -194,7 +197,8 @@ TEST_CASE("!pte and !vtop on 4 KiB, 2 MiB and 1 GiB pages and on transition and 
     }
     // PXE..PTE at the self-map addresses of index 0x1ed (PTE_BASE fffff680`00000000).
     const uint64_t pte_base = 0xfffff68000000000ull;
-    const uint64_t pde_base = pte_base + (0x1edull << 30), ppe_base = pde_base + (0x1edull << 21), pxe_base = ppe_base + (0x1edull << 12);
+    const uint64_t pde_base = pte_base + (0x1edull << 30), ppe_base = pde_base + (0x1edull << 21),
+                   pxe_base = ppe_base + (0x1edull << 12);
     const uint64_t va48 = c.va & 0xffffffffffffull;
     CHECK(pte.text.find(absl::StrFormat("PXE at %016X", pxe_base + ((va48 >> 39) << 3))) != std::string::npos);
     CHECK(pte.text.find(absl::StrFormat("PPE at %016X", ppe_base + ((va48 >> 30) << 3))) != std::string::npos);
@@ -236,7 +240,8 @@ TEST_CASE("!lmi and !dh show a loaded image's headers as llvm-readobj reads the 
     CHECK(std::string(j["result"]["guid"].GetString()) == pdb.guid);
     CHECK(j["result"]["age"].GetUint() == pdb.age);
     // By an address inside it, too.
-    CHECK(w::run(*tools, absl::StrFormat("!lmi %x", m.base + 0x1000)).text.find("Module: " + name) != std::string::npos);
+    CHECK(w::run(*tools, absl::StrFormat("!lmi %x", m.base + 0x1000)).text.find("Module: " + name) !=
+          std::string::npos);
     auto dh = w::run(*tools, "!dh " + name, "json");
     REQUIRE_FALSE(dh.error);
     CHECK(dh.text.find(absl::StrFormat("%8X machine (X64)", h.machine)) != std::string::npos);

@@ -40,20 +40,20 @@ extern "C" {
 
 /* ---- Capabilities (a mask; the debugger checks them and explains what a backend lacks) -------- */
 
-#define TOOLHOST_DT_CAP_READ_VIRTUAL (1ull << 0)   /* memory by virtual address, current space */
+#define TOOLHOST_DT_CAP_READ_VIRTUAL (1ull << 0) /* memory by virtual address, current space */
 #define TOOLHOST_DT_CAP_WRITE_VIRTUAL (1ull << 1)
-#define TOOLHOST_DT_CAP_READ_PHYSICAL (1ull << 2)  /* memory by physical address */
+#define TOOLHOST_DT_CAP_READ_PHYSICAL (1ull << 2) /* memory by physical address */
 #define TOOLHOST_DT_CAP_WRITE_PHYSICAL (1ull << 3)
 #define TOOLHOST_DT_CAP_REGISTERS (1ull << 4)
 #define TOOLHOST_DT_CAP_WRITE_REGISTERS (1ull << 5)
 #define TOOLHOST_DT_CAP_SW_BREAKPOINTS (1ull << 6)
-#define TOOLHOST_DT_CAP_HW_BREAKPOINTS (1ull << 7)  /* execution breakpoints in debug registers */
-#define TOOLHOST_DT_CAP_WATCHPOINTS (1ull << 8)     /* data breakpoints: read / write / access */
-#define TOOLHOST_DT_CAP_RUN_CONTROL (1ull << 9)     /* resume, step, interrupt, wait_stop */
-#define TOOLHOST_DT_CAP_THREADS (1ull << 10)        /* more than one thread or vCPU */
-#define TOOLHOST_DT_CAP_OUTPUT (1ull << 11)         /* target output (DbgPrint, O packets) */
-#define TOOLHOST_DT_CAP_MODULES (1ull << 12)        /* a module / library list */
-#define TOOLHOST_DT_CAP_REBOOT (1ull << 13)         /* the target can reboot under us (KD) */
+#define TOOLHOST_DT_CAP_HW_BREAKPOINTS (1ull << 7) /* execution breakpoints in debug registers */
+#define TOOLHOST_DT_CAP_WATCHPOINTS (1ull << 8)    /* data breakpoints: read / write / access */
+#define TOOLHOST_DT_CAP_RUN_CONTROL (1ull << 9)    /* resume, step, interrupt, wait_stop */
+#define TOOLHOST_DT_CAP_THREADS (1ull << 10)       /* more than one thread or vCPU */
+#define TOOLHOST_DT_CAP_OUTPUT (1ull << 11)        /* target output (DbgPrint, O packets) */
+#define TOOLHOST_DT_CAP_MODULES (1ull << 12)       /* a module / library list */
+#define TOOLHOST_DT_CAP_REBOOT (1ull << 13)        /* the target can reboot under us (KD) */
 
 /* ---- Values ---------------------------------------------------------------------------------- */
 
@@ -77,12 +77,12 @@ typedef int32_t toolhost_dt_stop_reason_t;
 #define TOOLHOST_DT_STOP_BREAKPOINT 1
 #define TOOLHOST_DT_STOP_STEP 2
 #define TOOLHOST_DT_STOP_WATCHPOINT 3
-#define TOOLHOST_DT_STOP_INTERRUPT 4  /* after `interrupt` (break-in) */
-#define TOOLHOST_DT_STOP_SIGNAL 5     /* a POSIX signal; `code` is its number */
-#define TOOLHOST_DT_STOP_EXCEPTION 6  /* a Windows exception; `code` is the NTSTATUS */
-#define TOOLHOST_DT_STOP_BUGCHECK 7   /* `code` is the bugcheck code */
-#define TOOLHOST_DT_STOP_EXITED 8     /* the process exited; `code` is its status */
-#define TOOLHOST_DT_STOP_REBOOT 9     /* the target rebooted; state must be rediscovered */
+#define TOOLHOST_DT_STOP_INTERRUPT 4 /* after `interrupt` (break-in) */
+#define TOOLHOST_DT_STOP_SIGNAL 5    /* a POSIX signal; `code` is its number */
+#define TOOLHOST_DT_STOP_EXCEPTION 6 /* a Windows exception; `code` is the NTSTATUS */
+#define TOOLHOST_DT_STOP_BUGCHECK 7  /* `code` is the bugcheck code */
+#define TOOLHOST_DT_STOP_EXITED 8    /* the process exited; `code` is its status */
+#define TOOLHOST_DT_STOP_REBOOT 9    /* the target rebooted; state must be rediscovered */
 #define TOOLHOST_DT_STOP_MODULE_LOAD 10
 #define TOOLHOST_DT_STOP_TERMINATED 11 /* the process was ended by a signal; `code` is its number */
 
@@ -93,12 +93,13 @@ typedef int32_t toolhost_dt_stop_reason_t;
 typedef struct toolhost_dt_stop {
    uint32_t struct_size;
    toolhost_dt_stop_reason_t reason;
-   int64_t thread;   /* thread id or vCPU index that stopped; -1 when unknown */
-   uint64_t pc;      /* instruction pointer at the stop */
-   uint64_t code;    /* signal number, NTSTATUS, bugcheck code or exit status. Signal numbers are the
+   int64_t thread; /* thread id or vCPU index that stopped; -1 when unknown */
+   uint64_t pc;    /* instruction pointer at the stop */
+   uint64_t code;  /* signal number, NTSTATUS, bugcheck code or exit status. Signal numbers are the
                       * target OS's (Linux: 10 is SIGUSR1), whatever the wire numbers them. */
    uint64_t address; /* data address of a watchpoint hit, else 0 */
-   char description[256]; /* one line from the backend, e.g. "SIGSEGV" or "Break instruction exception" */
+   char description
+      [256]; /* one line from the backend, e.g. "SIGSEGV" or "Break instruction exception" */
 } toolhost_dt_stop_t;
 
 /* ---- A session ------------------------------------------------------------------------------ */

@@ -91,7 +91,7 @@ extern "C" {
 
 /* True when the struct `*ptr` (which starts with `struct_size`) is long enough to hold `field`
  * of `type`. */
-#define TOOLHOST_HAS_FIELD(ptr, type, field) \
+#define TOOLHOST_HAS_FIELD(ptr, type, field)                                                       \
    ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type *)0)->field))
 
 #if defined(_WIN32)
@@ -111,7 +111,7 @@ typedef int32_t toolhost_status_t;
 #define TOOLHOST_ERR_UNSUPPORTED 5      /* the client lacks the capability asked for */
 #define TOOLHOST_ERR_CANCELLED 6        /* the call was cancelled while waiting */
 #define TOOLHOST_ERR_TIMEOUT 7
-#define TOOLHOST_ERR_REMOTE 8           /* the client answered with a JSON-RPC error */
+#define TOOLHOST_ERR_REMOTE 8 /* the client answered with a JSON-RPC error */
 #define TOOLHOST_ERR_INTERNAL 9
 
 /* ---- Writers --------------------------------------------------------------------------- */
@@ -143,11 +143,17 @@ typedef int32_t toolhost_log_level_t;
  * process, connection or thread. */
 #define TOOLHOST_HOST_LISTING (1u << 0)
 
+/* The instance is being checked (`toolhost check-config`) and serves nothing. Start what proves
+ * the settings work (an upstream process, a connection) and fail init with the reason when it
+ * cannot, but download and install nothing; stop what you started before init returns. A host
+ * older than this flag never sets it. */
+#define TOOLHOST_HOST_CHECKING (1u << 1)
+
 /* What the host tells one instance about itself. Owned by the host; valid until `deinit`
  * returns (for an instance whose init failed, until init returns). */
 typedef struct toolhost_host {
    uint32_t abi_major;
-   uint32_t abi_minor;  /* the host's; a plugin may use additions up to it */
+   uint32_t abi_minor; /* the host's; a plugin may use additions up to it */
    uint32_t struct_size;
    const char *name;    /* "toolhost" */
    const char *version; /* the host's version, e.g. "0.1.0" */
@@ -231,7 +237,10 @@ struct toolhost_call {
    /* Reports progress if the client asked for it (a progressToken in `_meta`); otherwise does
     * nothing. `progress` must grow from one report to the next (the host drops reports that do
     * not); `total` < 0 means unknown; `message` may be NULL. [call] */
-   void (*progress)(const toolhost_call_t *call, double progress, double total, const char *message);
+   void (*progress)(const toolhost_call_t *call,
+                    double progress,
+                    double total,
+                    const char *message);
 
    /* True once the client has cancelled the call (or the host is shutting down). A cancelled
     * call should return soon; whatever it writes is discarded. [call] */
@@ -325,12 +334,12 @@ typedef void (*toolhost_complete_fn)(void *user_data,
 
 typedef struct toolhost_resource_desc {
    uint32_t struct_size;
-   const char *uri;          /* a fixed URI, or an RFC 6570 template if `is_template` */
-   bool is_template;         /* `uri` has {variables}; `read` gets the expanded URI */
+   const char *uri;  /* a fixed URI, or an RFC 6570 template if `is_template` */
+   bool is_template; /* `uri` has {variables}; `read` gets the expanded URI */
    const char *name;
-   const char *title;        /* may be NULL */
-   const char *description;  /* may be NULL */
-   const char *mime_type;    /* may be NULL */
+   const char *title;       /* may be NULL */
+   const char *description; /* may be NULL */
+   const char *mime_type;   /* may be NULL */
    toolhost_resource_read_fn read;
    toolhost_complete_fn complete; /* for templates' variables; may be NULL */
    void *user_data;

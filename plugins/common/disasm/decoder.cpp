@@ -46,7 +46,7 @@ ZydisStackWidth zydis_stack(mode m) {
 
 }  // namespace
 
-decoder::decoder(mode m) : mode_(m) {}
+decoder::decoder(mode m, text_style style) : mode_(m), style_(style) {}
 
 absl::StatusOr<instruction> decoder::decode(uint64_t address, std::span<const uint8_t> bytes) const {
   if (bytes.empty()) return absl::OutOfRangeError("no bytes to decode");
@@ -73,9 +73,13 @@ absl::StatusOr<instruction> decoder::decode(uint64_t address, std::span<const ui
 
   ZydisFormatter fmt;
   ZydisFormatterInit(&fmt, ZYDIS_FORMATTER_STYLE_INTEL);
+  if (!style_.pad_addresses) {
+    ZydisFormatterSetProperty(&fmt, ZYDIS_FORMATTER_PROP_ADDR_PADDING_ABSOLUTE, ZYDIS_PADDING_DISABLED);
+  }
+  if (!style_.uppercase_hex) ZydisFormatterSetProperty(&fmt, ZYDIS_FORMATTER_PROP_HEX_UPPERCASE, ZYAN_FALSE);
   char text[256];
-  if (ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&fmt, &insn, ops, insn.operand_count_visible, text,
-                                                   sizeof text, address, ZYAN_NULL))) {
+  if (ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&fmt, &insn, ops, insn.operand_count_visible, text, sizeof text,
+                                                   address, ZYAN_NULL))) {
     out.text = text;
   } else {
     out.text = out.mnemonic;
@@ -95,6 +99,11 @@ absl::StatusOr<instruction> decoder::decode(uint64_t address, std::span<const ui
                 op.mem.base == ZYDIS_REGISTER_NONE) &&
                op.mem.segment != ZYDIS_REGISTER_FS && op.mem.segment != ZYDIS_REGISTER_GS) {
       if (ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&insn, &op, address, &absolute))) out.memory_target = absolute;
+    } else if (op.type == ZYDIS_OPERAND_TYPE_MEMORY && op.mem.index == ZYDIS_REGISTER_NONE && out.memory_base.empty() &&
+               op.mem.segment != ZYDIS_REGISTER_FS && op.mem.segment != ZYDIS_REGISTER_GS) {
+      const char* base = ZydisRegisterGetString(op.mem.base);
+      out.memory_base = base != nullptr ? base : "";
+      out.memory_displacement = op.mem.disp.value;
     } else if (op.type == ZYDIS_OPERAND_TYPE_POINTER && out.kind != flow::next) {
       out.target = op.ptr.offset;  // far call/jmp seg:offset
     }
@@ -102,8 +111,7 @@ absl::StatusOr<instruction> decoder::decode(uint64_t address, std::span<const ui
   return out;
 }
 
-std::vector<instruction> decoder::decode_all(uint64_t address, std::span<const uint8_t> bytes,
-                                             size_t max_count) const {
+std::vector<instruction> decoder::decode_all(uint64_t address, std::span<const uint8_t> bytes, size_t max_count) const {
   std::vector<instruction> out;
   size_t at = 0;
   while (at < bytes.size() && out.size() < max_count) {

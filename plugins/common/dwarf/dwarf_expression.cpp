@@ -22,7 +22,9 @@ absl::Status unsupported(unsigned atom) {
                                   ", which this debugger does not evaluate");
 }
 
-absl::Status malformed(const char* what) { return absl::InvalidArgumentError(std::string("malformed DWARF expression: ") + what); }
+absl::Status malformed(const char* what) {
+  return absl::InvalidArgumentError(std::string("malformed DWARF expression: ") + what);
+}
 
 }  // namespace
 
@@ -61,11 +63,17 @@ absl::StatusOr<location> evaluate(std::span<const Dwarf_Op> ops, const expressio
       pending = location{location::kind::register_, a - DW_OP_reg0, {}, {}};
     } else {
       switch (a) {
-        case DW_OP_addr: case DW_OP_const1u: case DW_OP_const2u: case DW_OP_const4u: case DW_OP_const8u:
-        case DW_OP_constu: case DW_OP_const1s: case DW_OP_const2s: case DW_OP_const4s: case DW_OP_const8s:
-        case DW_OP_consts:
-          stack.push_back(op.number);
-          break;
+        case DW_OP_addr:
+        case DW_OP_const1u:
+        case DW_OP_const2u:
+        case DW_OP_const4u:
+        case DW_OP_const8u:
+        case DW_OP_constu:
+        case DW_OP_const1s:
+        case DW_OP_const2s:
+        case DW_OP_const4s:
+        case DW_OP_const8s:
+        case DW_OP_consts: stack.push_back(op.number); break;
         case DW_OP_regx: pending = location{location::kind::register_, op.number, {}, {}}; break;
         case DW_OP_bregx: {
           auto v = reg(op.number);
@@ -105,7 +113,8 @@ absl::StatusOr<location> evaluate(std::span<const Dwarf_Op> ops, const expressio
           std::swap(stack[stack.size() - 1], stack[stack.size() - 2]);
           std::swap(stack[stack.size() - 2], stack[stack.size() - 3]);
           break;
-        case DW_OP_deref: case DW_OP_deref_size: {
+        case DW_OP_deref:
+        case DW_OP_deref_size: {
           if (!pop(x)) return malformed("DW_OP_deref on an empty stack");
           const uint64_t size = a == DW_OP_deref ? 8 : op.number;
           if (size < 1 || size > 8) return malformed("DW_OP_deref_size of an odd size");
@@ -118,15 +127,29 @@ absl::StatusOr<location> evaluate(std::span<const Dwarf_Op> ops, const expressio
           if (!pop(x)) return malformed("DW_OP_plus_uconst on an empty stack");
           stack.push_back(x + op.number);
           break;
-        case DW_OP_neg: case DW_OP_not: case DW_OP_abs:
+        case DW_OP_neg:
+        case DW_OP_not:
+        case DW_OP_abs:
           if (!pop(x)) return malformed("a unary operation on an empty stack");
-          stack.push_back(a == DW_OP_neg   ? 0 - x
-                          : a == DW_OP_not ? ~x
-                          : static_cast<int64_t>(x) < 0 ? 0 - x : x);
+          stack.push_back(a == DW_OP_neg ? 0 - x : a == DW_OP_not ? ~x : static_cast<int64_t>(x) < 0 ? 0 - x : x);
           break;
-        case DW_OP_plus: case DW_OP_minus: case DW_OP_mul: case DW_OP_and: case DW_OP_or: case DW_OP_xor:
-        case DW_OP_shl: case DW_OP_shr: case DW_OP_shra: case DW_OP_div: case DW_OP_mod: case DW_OP_eq:
-        case DW_OP_ne: case DW_OP_lt: case DW_OP_gt: case DW_OP_le: case DW_OP_ge: {
+        case DW_OP_plus:
+        case DW_OP_minus:
+        case DW_OP_mul:
+        case DW_OP_and:
+        case DW_OP_or:
+        case DW_OP_xor:
+        case DW_OP_shl:
+        case DW_OP_shr:
+        case DW_OP_shra:
+        case DW_OP_div:
+        case DW_OP_mod:
+        case DW_OP_eq:
+        case DW_OP_ne:
+        case DW_OP_lt:
+        case DW_OP_gt:
+        case DW_OP_le:
+        case DW_OP_ge: {
           if (!pop(y) || !pop(x)) return malformed("a binary operation needs two entries");
           const auto sx = static_cast<int64_t>(x), sy = static_cast<int64_t>(y);
           uint64_t r = 0;
@@ -159,7 +182,8 @@ absl::StatusOr<location> evaluate(std::span<const Dwarf_Op> ops, const expressio
           stack.push_back(r);
           break;
         }
-        case DW_OP_skip: case DW_OP_bra: {
+        case DW_OP_skip:
+        case DW_OP_bra: {
           bool jump = true;
           if (a == DW_OP_bra) {
             if (!pop(x)) return malformed("DW_OP_bra on an empty stack");
@@ -186,7 +210,8 @@ absl::StatusOr<location> evaluate(std::span<const Dwarf_Op> ops, const expressio
           pending = location{location::kind::implicit, 0, std::move(*bytes), {}};
           break;
         }
-        case DW_OP_entry_value: case DW_OP_GNU_entry_value: {
+        case DW_OP_entry_value:
+        case DW_OP_GNU_entry_value: {
           auto v = c.entry_value ? c.entry_value(op) : std::nullopt;
           if (!v) return absl::NotFoundError("the value at the function's entry is not known here");
           stack.push_back(*v);
@@ -201,7 +226,8 @@ absl::StatusOr<location> evaluate(std::span<const Dwarf_Op> ops, const expressio
           }  // else: this piece is optimized out
           pending.reset();
           stack.clear();
-          if (result.pieces.size() >= kMaxPieces) return absl::ResourceExhaustedError("the value has more than 16 pieces");
+          if (result.pieces.size() >= kMaxPieces)
+            return absl::ResourceExhaustedError("the value has more than 16 pieces");
           result.pieces.push_back({std::move(part), op.number});
           break;
         }

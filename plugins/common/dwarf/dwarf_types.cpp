@@ -41,7 +41,9 @@ uint64_t member_offset(Dwarf_Die* die) {
 types::encoding encoding_of(uint64_t ate, uint64_t size) {
   switch (ate) {
     case DW_ATE_boolean: return types::encoding::boolean;
-    case DW_ATE_float: case DW_ATE_complex_float: case DW_ATE_decimal_float: return types::encoding::floating;
+    case DW_ATE_float:
+    case DW_ATE_complex_float:
+    case DW_ATE_decimal_float: return types::encoding::floating;
     case DW_ATE_signed: return types::encoding::signed_integer;
     case DW_ATE_signed_char: return types::encoding::signed_char;
     case DW_ATE_unsigned_char: return types::encoding::unsigned_char;
@@ -125,10 +127,10 @@ void die_type_table::make_from(types::type& t, Dwarf_Die* die) const {
       t.k = types::kind::base;
       t.enc = encoding_of(unsigned_attr(die, DW_AT_encoding).value_or(DW_ATE_unsigned), t.size);
       return;
-    case DW_TAG_unspecified_type:
-      t.k = types::kind::base;
-      return;
-    case DW_TAG_pointer_type: case DW_TAG_reference_type: case DW_TAG_rvalue_reference_type:
+    case DW_TAG_unspecified_type: t.k = types::kind::base; return;
+    case DW_TAG_pointer_type:
+    case DW_TAG_reference_type:
+    case DW_TAG_rvalue_reference_type:
     case DW_TAG_ptr_to_member_type:
       t.k = types::kind::pointer;
       t.name.clear();
@@ -206,7 +208,9 @@ void die_type_table::make_from(types::type& t, Dwarf_Die* die) const {
       if (t.size == 0) t.size = inner_size * counts[0];
       return;
     }
-    case DW_TAG_structure_type: case DW_TAG_class_type: case DW_TAG_union_type: {
+    case DW_TAG_structure_type:
+    case DW_TAG_class_type:
+    case DW_TAG_union_type: {
       t.k = tag == DW_TAG_union_type ? types::kind::union_ : types::kind::structure;
       if (flag_attr(die, DW_AT_declaration)) {
         // A forward declaration: the definition elsewhere (another unit) of the same name.

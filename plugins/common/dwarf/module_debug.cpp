@@ -10,11 +10,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <set>
-#include <unordered_map>
 #include <cstdlib>
 #include <cstring>
+#include <set>
+#include <unordered_map>
 
+#include "cfi_check.hpp"
 #include "die_attributes.hpp"
 #include "dwarf_types.hpp"
 #include "toolhost/dwarf/dwarf_expression.hpp"
@@ -32,7 +33,9 @@ struct module_debug::state {
   std::vector<symbol> symbols;
   std::unique_ptr<die_type_table> types;
   std::unordered_map<std::string, uint64_t> function_by_name;  // for call sites naming a declaration
-  std::unordered_map<uint64_t, uint64_t> function_size;         // by entry
+  std::unordered_map<uint64_t, uint64_t> function_size;        // by entry
+  // Per CFI kind (.eh_frame, .debug_frame): unchecked, safe for libdw, or refused (cfi_check.hpp).
+  enum class cfi_state { unchecked, usable, refused } cfi[2] = {cfi_state::unchecked, cfi_state::unchecked};
 };
 
 namespace {
@@ -174,7 +177,7 @@ absl::Status module_debug::attach(const std::string& name, const std::string& pa
 }
 
 absl::StatusOr<std::unique_ptr<module_debug>> module_debug::open(const std::string& path, uint64_t load_base,
-                                                                const search_paths& paths) {
+                                                                 const search_paths& paths) {
   std::unique_ptr<module_debug> m(new module_debug());
   m->state_ = std::make_unique<state>();
   std::string dirs = ":.debug";
@@ -188,12 +191,13 @@ absl::StatusOr<std::unique_ptr<module_debug>> module_debug::open(const std::stri
   if (!system) dirs += ":/usr/lib/debug";
   m->state_->debuginfo_path = dirs;
   const size_t slash = path.rfind('/');
-  if (auto s = m->attach(slash == std::string::npos ? path : path.substr(slash + 1), path, -1, load_base); !s.ok()) return s;
+  if (auto s = m->attach(slash == std::string::npos ? path : path.substr(slash + 1), path, -1, load_base); !s.ok())
+    return s;
   return m;
 }
 
 absl::StatusOr<std::unique_ptr<module_debug>> module_debug::open_image(const std::string& name, std::string image,
-                                                                      uint64_t load_base) {
+                                                                       uint64_t load_base) {
   // libdwfl reads from a descriptor: give it an anonymous file holding the image.
   const int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
   if (fd < 0) return absl::InternalError("memfd_create failed for " + name);
@@ -236,7 +240,8 @@ const std::vector<symbol>& module_debug::symbols() const {
     const char* s = dwfl_module_getsym_info(state_->module, i, &sym, &address, nullptr, nullptr, nullptr);
     if (s == nullptr || *s == '\0' || address == 0 || sym.st_shndx == SHN_UNDEF) continue;
     const int type = GELF_ST_TYPE(sym.st_info);
-    if (type != STT_FUNC && type != STT_OBJECT && type != STT_GNU_IFUNC && type != STT_NOTYPE && type != STT_TLS) continue;
+    if (type != STT_FUNC && type != STT_OBJECT && type != STT_GNU_IFUNC && type != STT_NOTYPE && type != STT_TLS)
+      continue;
     state_->symbols.push_back({s, address, sym.st_size, type == STT_FUNC || type == STT_GNU_IFUNC});
   }
   std::stable_sort(state_->symbols.begin(), state_->symbols.end(),
@@ -300,7 +305,10 @@ std::optional<source_line> module_debug::line_at(uint64_t pc) const {
   size_t lo = 0, hi = count;
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    if (address_of(mid) <= at) lo = mid + 1; else hi = mid;
+    if (address_of(mid) <= at)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   if (lo == 0) return std::nullopt;
   size_t best = lo - 1;
@@ -332,13 +340,75 @@ std::optional<source_line> module_debug::line_at(uint64_t pc) const {
   return source_line{file, line_number(best), group + bias};
 }
 
+namespace {
+
+// The section called `name` of `elf` and how many there are (with two, which one libdw reads
+// depends on where .eh_frame_hdr sits among them).
+struct named_section {
+  Elf_Data* data = nullptr;
+  uint64_t address = 0;
+  int count = 0;
+};
+named_section section_named(Elf* elf, const char* name) {
+  named_section found;
+  size_t names = 0;
+  if (elf == nullptr || elf_getshdrstrndx(elf, &names) != 0) return found;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr header;
+    if (gelf_getshdr(scn, &header) == nullptr || header.sh_type == SHT_NOBITS) continue;
+    const char* n = elf_strptr(elf, names, header.sh_name);
+    if (n == nullptr || std::strcmp(n, name) != 0) continue;
+    // libdw reads .eh_frame raw, and .debug_frame after decompressing it in place.
+    found.data = std::strcmp(name, ".debug_frame") == 0 ? elf_getdata(scn, nullptr) : elf_rawdata(scn, nullptr);
+    found.address = header.sh_addr;
+    ++found.count;
+  }
+  return found;
+}
+
+}  // namespace
+
+bool module_debug::cfi_usable(int which) const {
+  using cfi_state = module_debug::state::cfi_state;
+  auto& checked = state_->cfi[which];
+  if (checked == cfi_state::unchecked) {
+    Dwarf_Addr bias = 0;
+    Elf* elf = dwfl_module_getelf(state_->module, &bias);
+    if (which == 1) {
+      // .debug_frame is read from the debug file when there is one.
+      if (Dwarf* d = dwfl_module_getdwarf(state_->module, &bias); d != nullptr && dwarf_getelf(d) != nullptr) {
+        elf = dwarf_getelf(d);
+      }
+    }
+    // CFI that libdw found somewhere this cannot read (no section headers, a .zdebug name) is
+    // not checked, so not used either.
+    bool bounded = false;
+    const char* ident = elf != nullptr ? elf_getident(elf, nullptr) : nullptr;
+    const named_section section = section_named(elf, which == 0 ? ".eh_frame" : ".debug_frame");
+    const named_section hdr = which == 0 ? section_named(elf, ".eh_frame_hdr") : named_section{};
+    if (ident != nullptr && section.count == 1 && section.data != nullptr && section.data->d_buf != nullptr &&
+        hdr.count <= 1) {
+      cfi_section cfi{reinterpret_cast<const unsigned char*>(ident),
+                      section.data,
+                      which == 0,
+                      section.address,
+                      hdr.data,
+                      hdr.address};
+      bounded = cfi_registers_bounded(cfi);
+    }
+    checked = bounded ? cfi_state::usable : cfi_state::refused;
+  }
+  return checked == cfi_state::usable;
+}
+
 std::optional<unwind_result> module_debug::unwind_step(uint64_t pc, bool activation, const dwarf_registers& regs,
                                                        const memory_reader& memory) const {
   const uint64_t lookup = activation ? pc : pc - 1;
   Dwarf_Addr bias = 0;
   for (int which = 0; which < 2; ++which) {
-    Dwarf_CFI* cfi = which == 0 ? dwfl_module_eh_cfi(state_->module, &bias) : dwfl_module_dwarf_cfi(state_->module, &bias);
-    if (cfi == nullptr) continue;
+    Dwarf_CFI* cfi =
+        which == 0 ? dwfl_module_eh_cfi(state_->module, &bias) : dwfl_module_dwarf_cfi(state_->module, &bias);
+    if (cfi == nullptr || !cfi_usable(which)) continue;
     Dwarf_Frame* frame = nullptr;
     if (dwarf_cfi_addrframe(cfi, lookup - bias, &frame) != 0 || frame == nullptr) continue;
     std::unique_ptr<Dwarf_Frame, void (*)(void*)> owned(frame, std::free);
@@ -513,7 +583,9 @@ std::optional<uint64_t> site_return_pc(Dwarf_Die* site) {
   return address_attr(site, DW_AT_low_pc);
 }
 
-bool is_tail_call(Dwarf_Die* site) { return flag_attr(site, DW_AT_call_tail_call) || flag_attr(site, DW_AT_GNU_tail_call); }
+bool is_tail_call(Dwarf_Die* site) {
+  return flag_attr(site, DW_AT_call_tail_call) || flag_attr(site, DW_AT_GNU_tail_call);
+}
 
 std::optional<uint64_t> call_site_value(const frame_context& callee, int reg, int depth) {
   if (depth > 16) return std::nullopt;  // entry values through at most 16 callers
@@ -546,8 +618,10 @@ std::optional<uint64_t> call_site_value(const frame_context& callee, int reg, in
     Dwarf_Attribute where;
     Dwarf_Op* ops = nullptr;
     size_t n = 0;
-    if (dwarf_attr(&child, DW_AT_location, &where) == nullptr || dwarf_getlocation(&where, &ops, &n) != 0 || n != 1) continue;
-    const bool same = (ops[0].atom == DW_OP_reg0 + reg) || (ops[0].atom == DW_OP_regx && ops[0].number == static_cast<uint64_t>(reg));
+    if (dwarf_attr(&child, DW_AT_location, &where) == nullptr || dwarf_getlocation(&where, &ops, &n) != 0 || n != 1)
+      continue;
+    const bool same =
+        (ops[0].atom == DW_OP_reg0 + reg) || (ops[0].atom == DW_OP_regx && ops[0].number == static_cast<uint64_t>(reg));
     if (!same) continue;
     Dwarf_Attribute value;
     if (dwarf_attr(&child, DW_AT_call_value, &value) == nullptr &&
@@ -609,9 +683,7 @@ void materialize(const location& where, uint64_t size, const frame_view& frame, 
       v.where = variable::state::bytes;
       v.bytes = where.bytes;
       break;
-    case location::kind::unavailable:
-      unavailable("optimized out");
-      return;
+    case location::kind::unavailable: unavailable("optimized out"); return;
     case location::kind::composite:
       v.where = variable::state::bytes;
       for (const auto& p : where.pieces) {
@@ -722,7 +794,8 @@ std::optional<uint64_t> site_target(Dwarf_Die* site, Dwarf_Addr bias,
                                     const std::unordered_map<std::string, uint64_t>& by_name) {
   Dwarf_Attribute attr;
   Dwarf_Die origin;
-  if ((dwarf_attr(site, DW_AT_call_origin, &attr) == nullptr && dwarf_attr(site, DW_AT_abstract_origin, &attr) == nullptr) ||
+  if ((dwarf_attr(site, DW_AT_call_origin, &attr) == nullptr &&
+       dwarf_attr(site, DW_AT_abstract_origin, &attr) == nullptr) ||
       dwarf_formref_die(&attr, &origin) == nullptr) {
     return std::nullopt;
   }

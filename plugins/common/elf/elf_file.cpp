@@ -171,7 +171,11 @@ absl::Status elf_file::load() {
       const uint32_t type = static_cast<uint32_t>(GELF_R_TYPE(info));
       if (index == 0 || index >= nsyms) continue;
       GElf_Sym sym;
-      if (gelf_getsym(syms, static_cast<int>(index), &sym) == nullptr || sym.st_shndx != SHN_UNDEF) continue;
+      if (gelf_getsym(syms, static_cast<int>(index), &sym) == nullptr) continue;
+      // A defined symbol still goes through its slot when a shared object exports it (the
+      // loader may bind it elsewhere): R_*_GLOB_DAT and R_*_JUMP_SLOT are 6 and 7 on both x86s.
+      const bool binds_slot = (machine_ == EM_X86_64 || machine_ == EM_386) && (type == 6 || type == 7);
+      if (sym.st_shndx != SHN_UNDEF && !binds_slot) continue;
       const char* n = elf_strptr(e.get(), symsh.sh_link, sym.st_name);
       if (n == nullptr || *n == '\0') continue;
       imports_.push_back({n, offset, type});
@@ -242,8 +246,8 @@ const symbol* elf_file::function_at(uint64_t addr) const noexcept {
 
 const symbol* elf_file::symbol_near(uint64_t addr) const noexcept {
   auto pick = [addr](const std::vector<symbol>& list) -> const symbol* {
-    auto it = std::upper_bound(list.begin(), list.end(), addr,
-                               [](uint64_t a, const symbol& s) { return a < s.address; });
+    auto it =
+        std::upper_bound(list.begin(), list.end(), addr, [](uint64_t a, const symbol& s) { return a < s.address; });
     return it == list.begin() ? nullptr : &*std::prev(it);
   };
   if (const symbol* f = pick(functions_)) return f;

@@ -46,8 +46,9 @@ absl::StatusOr<translation> translate(uint64_t cr3, uint64_t va, const read_phys
     t.entry_addresses[level] = entry_address;
     t.levels = level + 1;
     if ((entry & kPresent) == 0) {
-      return absl::NotFoundError(absl::StrFormat("0x%016x is not mapped: its %s (0x%016x at physical 0x%x) is not present",
-                                                 va, kLevelNames[level], entry, entry_address));
+      return absl::NotFoundError(
+          absl::StrFormat("0x%016x is not mapped: its %s (0x%016x at physical 0x%x) is not present", va,
+                          kLevelNames[level], entry, entry_address));
     }
     t.writable = t.writable && (entry & kWritable) != 0;
     t.user = t.user && (entry & kUser) != 0;
@@ -65,8 +66,7 @@ absl::StatusOr<translation> translate(uint64_t cr3, uint64_t va, const read_phys
   return absl::InternalError("unreachable: the walk ended without a leaf");
 }
 
-absl::StatusOr<size_t> read_virtual(uint64_t cr3, uint64_t va, std::span<uint8_t> out,
-                                    const read_physical_fn& read) {
+absl::StatusOr<size_t> read_virtual(uint64_t cr3, uint64_t va, std::span<uint8_t> out, const read_physical_fn& read) {
   size_t done = 0;
   while (done < out.size()) {
     const uint64_t at = va + done;

@@ -1,8 +1,8 @@
 #include <toolhost/pdb/pdb_file.hpp>
 
+#include <atomic>
 #include <cstring>
 #include <fstream>
-#include <atomic>
 #include <mutex>
 
 #include <absl/strings/str_format.h>
@@ -38,7 +38,9 @@ using detail::take_message;
 
 namespace {
 
-constexpr char kMsfMagic[] = "Microsoft C/C++ MSF 7.00\r\n\x1a" "DS\0\0\0";
+constexpr char kMsfMagic[] =
+    "Microsoft C/C++ MSF 7.00\r\n\x1a"
+    "DS\0\0\0";
 constexpr uint32_t kMaxModules = 1u << 20;
 
 // x86 publics carry C decorations ("_NtClose@4", "@f@8"); WinDbg shows the plain name.
@@ -46,7 +48,8 @@ std::string undecorate_x86(std::string name) {
   if (name.empty() || name[0] == '?') return name;  // C++ names are left as they are
   if (name[0] == '_' || name[0] == '@') name.erase(0, 1);
   if (const size_t at = name.rfind('@'); at != std::string::npos && at > 0 &&
-      name.find_first_not_of("0123456789", at + 1) == std::string::npos && at + 1 < name.size()) {
+                                         name.find_first_not_of("0123456789", at + 1) == std::string::npos &&
+                                         at + 1 < name.size()) {
     name.resize(at);
   }
   return name;
@@ -117,8 +120,9 @@ std::vector<cv::CVSymbol> pdb_file::impl::in_hash_bucket(const lp::GSIHashTable&
   if (compressed < 0 || static_cast<size_t>(compressed) >= buckets->size()) return out;
   // Buckets hold byte offsets into the hash records as 12-byte in-memory records.
   const uint32_t first = (*buckets)[compressed] / 12;
-  const uint32_t end = static_cast<size_t>(compressed) + 1 < buckets->size() ? (*buckets)[compressed + 1] / 12
-                                                                              : static_cast<uint32_t>(hash_records->size());
+  const uint32_t end = static_cast<size_t>(compressed) + 1 < buckets->size()
+                           ? (*buckets)[compressed + 1] / 12
+                           : static_cast<uint32_t>(hash_records->size());
   const cv::CVSymbolArray& array = records->getSymbolArray();
   for (uint32_t i = first; i < end && i < hash_records->size(); ++i) {
     const uint32_t offset = (*hash_records)[i].Off - 1;
@@ -207,9 +211,9 @@ absl::Status pdb_file::check_identity(const std::array<uint8_t, 16>& guid, uint3
   pdb::identity want;
   want.guid = guid;
   want.age = age;
-  return absl::FailedPreconditionError(absl::StrFormat(
-      "%s does not match the image: the image wants %s age %u, the PDB is %s age %u", impl_->path, want.guid_text(),
-      age, id.guid_text(), id.age));
+  return absl::FailedPreconditionError(
+      absl::StrFormat("%s does not match the image: the image wants %s age %u, the PDB is %s age %u", impl_->path,
+                      want.guid_text(), age, id.guid_text(), id.age));
 }
 
 absl::StatusOr<std::unique_ptr<symbol_index>> pdb_file::impl::build_index() const {
@@ -283,11 +287,8 @@ absl::StatusOr<std::unique_ptr<symbol_index>> pdb_file::impl::build_index() cons
           break;
         }
         case cv::S_LDATA32:
-        case cv::S_GDATA32:
-          add_data(sym);
-          break;
-        default:
-          break;
+        case cv::S_GDATA32: add_data(sym); break;
+        default: break;
       }
     }
   }
@@ -314,15 +315,13 @@ absl::StatusOr<std::unique_ptr<symbol_index>> pdb_file::impl::build_index() cons
           const bool function =
               (static_cast<uint32_t>(pub->Flags) & static_cast<uint32_t>(cv::PublicSymFlags::Function)) != 0;
           const std::string plain = x86 ? undecorate_x86(pub->Name.str()) : std::string();
-          add(x86 ? llvm::StringRef(plain) : pub->Name, *rva, 0, function ? symbol::kind::function : symbol::kind::data);
+          add(x86 ? llvm::StringRef(plain) : pub->Name, *rva, 0,
+              function ? symbol::kind::function : symbol::kind::data);
           break;
         }
         case cv::S_LDATA32:
-        case cv::S_GDATA32:
-          add_data(sym);
-          break;
-        default:
-          break;
+        case cv::S_GDATA32: add_data(sym); break;
+        default: break;
       }
     }
   }
@@ -394,7 +393,8 @@ std::optional<owned_symbol> pdb_file::lookup(std::string_view name) const {
       take_message(proc.takeError());
       return;
     }
-    if (auto rva = rva_of(proc->Segment, proc->CodeOffset)) consider(proc->Name, *rva, proc->CodeSize, symbol::kind::function);
+    if (auto rva = rva_of(proc->Segment, proc->CodeOffset))
+      consider(proc->Name, *rva, proc->CodeSize, symbol::kind::function);
   };
   if (p.file->hasPDBGlobalsStream()) {
     if (auto globals = p.file->getPDBGlobalsStream(); globals) {
@@ -419,7 +419,8 @@ std::optional<owned_symbol> pdb_file::lookup(std::string_view name) const {
       take_message(globals.takeError());
     }
   }
-  if (!exact && p.file->hasPDBPublicsStream() && p.machine != 0x14c) {  // x86 publics are decorated: the index undecorates them
+  if (!exact && p.file->hasPDBPublicsStream() &&
+      p.machine != 0x14c) {  // x86 publics are decorated: the index undecorates them
     if (auto publics = p.file->getPDBPublicsStream(); publics) {
       for (const cv::CVSymbol& sym : p.in_hash_bucket(publics->getPublicsTable(), name)) {
         if (sym.kind() != cv::S_PUB32) continue;
@@ -428,7 +429,8 @@ std::optional<owned_symbol> pdb_file::lookup(std::string_view name) const {
           take_message(pub.takeError());
           continue;
         }
-        const bool function = (static_cast<uint32_t>(pub->Flags) & static_cast<uint32_t>(cv::PublicSymFlags::Function)) != 0;
+        const bool function =
+            (static_cast<uint32_t>(pub->Flags) & static_cast<uint32_t>(cv::PublicSymFlags::Function)) != 0;
         if (auto rva = rva_of(pub->Segment, pub->Offset)) {
           consider(pub->Name, *rva, 0, function ? symbol::kind::function : symbol::kind::data);
         }
@@ -447,8 +449,8 @@ const types::type_table& pdb_file::types() const {
     impl& p = *impl_;
     const uint32_t pointer_size = p.machine == 0x14c ? 4 : 8;
     auto tpi = p.file->hasPDBTpiStream() ? p.file->getPDBTpiStream()
-                                          : llvm::Expected<lp::TpiStream&>(llvm::make_error<llvm::StringError>(
-                                                "no TPI stream", llvm::inconvertibleErrorCode()));
+                                         : llvm::Expected<lp::TpiStream&>(llvm::make_error<llvm::StringError>(
+                                               "no TPI stream", llvm::inconvertibleErrorCode()));
     if (!tpi) {
       take_message(tpi.takeError());
       p.type_table = std::make_unique<empty_table>(pointer_size);

@@ -77,8 +77,10 @@ type simple_type(uint32_t k) {
     case 0x23: set("unsigned __int64", 8, encoding::unsigned_integer); break;
     case 0x76: set("__int64", 8, encoding::signed_integer); break;
     case 0x77: set("unsigned __int64", 8, encoding::unsigned_integer); break;
-    case 0x14: case 0x78: set("__int128", 16, encoding::signed_integer); break;
-    case 0x24: case 0x79: set("unsigned __int128", 16, encoding::unsigned_integer); break;
+    case 0x14:
+    case 0x78: set("__int128", 16, encoding::signed_integer); break;
+    case 0x24:
+    case 0x79: set("unsigned __int128", 16, encoding::unsigned_integer); break;
     case 0x46: set("_Float16", 2, encoding::floating); break;
     case 0x40: set("float", 4, encoding::floating); break;
     case 0x41: set("double", 8, encoding::floating); break;
@@ -110,7 +112,8 @@ class member_collector final : public cv::TypeVisitorCallbacks {
   }
   llvm::Error visitKnownMember(cv::CVMemberRecord&, cv::EnumeratorRecord& r) override {
     const llvm::APSInt v = r.getValue();
-    const int64_t value = v.getBitWidth() <= 64 ? (v.isSigned() ? v.getExtValue() : static_cast<int64_t>(v.getZExtValue())) : 0;
+    const int64_t value =
+        v.getBitWidth() <= 64 ? (v.isSigned() ? v.getExtValue() : static_cast<int64_t>(v.getZExtValue())) : 0;
     enumerators.emplace_back(r.getName().str(), value);
     return llvm::Error::success();
   }
@@ -232,7 +235,7 @@ class pdb_types final : public types::type_table {
       uint32_t pos = 0;
       while (i <= index && pos + 4 <= bytes.size()) {
         const uint32_t length = bytes[pos] | (bytes[pos + 1] << 8);
-        if (length < 2) return std::nullopt;  // a record holds at least its kind
+        if (length < 2) return std::nullopt;                    // a record holds at least its kind
         if (pos + 2 + length > bytes.size() && pos > 0) break;  // continue in the next chunk
         offsets_[i] = at + pos;
         if (i == frontier_) ++frontier_;
@@ -377,9 +380,9 @@ class pdb_types final : public types::type_table {
     }
     cv::ClassRecord r(cv::TypeRecordKind::Struct);
     if (auto e = cv::TypeDeserializer::deserializeAs(cvt, r)) {
-        take_message(std::move(e));
-        return false;
-      }
+      take_message(std::move(e));
+      return false;
+    }
     return r.isForwardRef();
   }
 
@@ -402,9 +405,9 @@ class pdb_types final : public types::type_table {
     }
     cv::ClassRecord r(cv::TypeRecordKind::Struct);
     if (auto e = cv::TypeDeserializer::deserializeAs(cvt, r)) {
-        take_message(std::move(e));
-        return "";
-      }
+      take_message(std::move(e));
+      return "";
+    }
     return r.getName().str();
   }
 
@@ -475,9 +478,9 @@ class pdb_types final : public types::type_table {
     if (cvt.kind() == cv::LF_ENUM) return 1;  // any definition beats a forward reference
     cv::ClassRecord r(cv::TypeRecordKind::Struct);
     if (auto e = cv::TypeDeserializer::deserializeAs(cvt, r)) {
-        take_message(std::move(e));
-        return 0;
-      }
+      take_message(std::move(e));
+      return 0;
+    }
     return r.getSize();
   }
 
@@ -488,7 +491,8 @@ class pdb_types final : public types::type_table {
     uint64_t best_size = 0;
     if (hash_usable()) {
       // A declaration and its definition share the bucket of their name.
-      const uint32_t bucket = llvm::pdb::hashStringV1(llvm::StringRef(name.data(), name.size())) % tpi_.getNumHashBuckets();
+      const uint32_t bucket =
+          llvm::pdb::hashStringV1(llvm::StringRef(name.data(), name.size())) % tpi_.getNumHashBuckets();
       for (cv::TypeIndex ti : in_bucket(bucket)) {
         auto cvt = record(ti);
         if (!cvt || !is_udt(cvt->kind())) continue;
@@ -698,8 +702,9 @@ class pdb_types final : public types::type_table {
     // Enumerators are stored as numeric leaves of their own width; read them as the
     // underlying type does (an int's 4294967295 is -1).
     const uint64_t width = t.k == kind::enumeration && t.target != types::kNoType ? store_.at(t.target).size : 8;
-    const bool is_signed = t.k == kind::enumeration && t.target != types::kNoType &&
-                           (store_.at(t.target).enc == encoding::signed_integer || store_.at(t.target).enc == encoding::signed_char);
+    const bool is_signed =
+        t.k == kind::enumeration && t.target != types::kNoType &&
+        (store_.at(t.target).enc == encoding::signed_integer || store_.at(t.target).enc == encoding::signed_char);
     for (const auto& [name, value] : collector.enumerators) {
       int64_t v = value;
       if (width > 0 && width < 8) {

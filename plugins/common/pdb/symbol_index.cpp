@@ -18,9 +18,8 @@ std::string lower(std::string_view s) {
 
 symbol_index::symbol_index(std::vector<symbol> by_rva, std::vector<std::unique_ptr<char[]>> names)
     : storage_(std::move(names)), by_rva_(std::move(by_rva)) {
-  std::sort(by_rva_.begin(), by_rva_.end(), [](const symbol& a, const symbol& b) {
-    return a.rva != b.rva ? a.rva < b.rva : a.name < b.name;
-  });
+  std::sort(by_rva_.begin(), by_rva_.end(),
+            [](const symbol& a, const symbol& b) { return a.rva != b.rva ? a.rva < b.rva : a.name < b.name; });
   // The same name at the same place (a public and its procedure): one entry that knows more.
   size_t kept = 0;
   for (size_t i = 0; i < by_rva_.size(); ++i) {
@@ -48,7 +47,8 @@ void symbol_index::build_names() const {
     by_name_.reserve(by_rva_.size());
     for (uint32_t i = 0; i < by_rva_.size(); ++i) {
       const std::string_view name = by_rva_[i].name;
-      for (size_t c = 0; c < name.size(); ++c) at[c] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[c])));
+      for (size_t c = 0; c < name.size(); ++c)
+        at[c] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[c])));
       lower_names_.emplace_back(at, name.size());
       at += name.size();
       by_name_.push_back(i);
@@ -84,7 +84,8 @@ const symbol* symbol_index::function_at(uint32_t rva) const {
 
 const symbol* symbol_index::nearest(uint32_t rva) const {
   if (const symbol* f = function_at(rva)) return f;
-  auto it = std::upper_bound(by_rva_.begin(), by_rva_.end(), rva, [](uint32_t r, const symbol& s) { return r < s.rva; });
+  auto it =
+      std::upper_bound(by_rva_.begin(), by_rva_.end(), rva, [](uint32_t r, const symbol& s) { return r < s.rva; });
   if (it == by_rva_.begin()) return nullptr;
   --it;
   // Of several names at one address, the first function, else the first.
@@ -99,7 +100,8 @@ const symbol* symbol_index::nearest(uint32_t rva) const {
 }
 
 const symbol* symbol_index::following(uint32_t rva) const {
-  auto it = std::upper_bound(by_rva_.begin(), by_rva_.end(), rva, [](uint32_t r, const symbol& s) { return r < s.rva; });
+  auto it =
+      std::upper_bound(by_rva_.begin(), by_rva_.end(), rva, [](uint32_t r, const symbol& s) { return r < s.rva; });
   return it == by_rva_.end() ? nullptr : &*it;
 }
 

@@ -72,7 +72,8 @@ absl::StatusOr<std::optional<codeview>> image::codeview() const {
     absl::StatusOr<std::string> raw;
     if (e.rva != 0) {
       raw = read(e.rva, e.size);
-    } else if (image_layout() == layout::file && file_bytes_ && uint64_t{e.file_offset} + e.size <= file_bytes_->size()) {
+    } else if (image_layout() == layout::file && file_bytes_ &&
+               uint64_t{e.file_offset} + e.size <= file_bytes_->size()) {
       raw = file_bytes_->substr(e.file_offset, e.size);
     } else {
       return error("the CodeView record has no address");

@@ -33,7 +33,8 @@ absl::StatusOr<std::vector<runtime_function>> image::runtime_functions() const {
       return error(absl::StrFormat(".pdata entry %u is [0x%x, 0x%x)", i, f.begin, f.end));
     }
     if (!out.empty() && f.begin < out.back().end) {
-      return error(absl::StrFormat(".pdata entry %u (0x%x) is not after the one before it (0x%x)", i, f.begin, out.back().begin));
+      return error(absl::StrFormat(".pdata entry %u (0x%x) is not after the one before it (0x%x)", i, f.begin,
+                                   out.back().begin));
     }
     out.push_back(f);
   }
@@ -43,7 +44,8 @@ absl::StatusOr<std::vector<runtime_function>> image::runtime_functions() const {
 absl::StatusOr<std::optional<runtime_function>> image::function_entry(uint32_t rva) const {
   auto all = runtime_functions();
   if (!all.ok()) return all.status();
-  auto it = std::upper_bound(all->begin(), all->end(), rva, [](uint32_t a, const runtime_function& f) { return a < f.begin; });
+  auto it = std::upper_bound(all->begin(), all->end(), rva,
+                             [](uint32_t a, const runtime_function& f) { return a < f.begin; });
   if (it == all->begin()) return std::optional<runtime_function>();
   --it;
   if (rva >= it->end) return std::optional<runtime_function>();
@@ -83,11 +85,8 @@ absl::StatusOr<unwind_info> image::unwind(uint32_t unwind_info_rva) const {
     switch (c.op) {
       case kPushNonvol:
       case kSetFpreg:
-      case kPushMachframe:
-        break;
-      case kAllocSmall:
-        c.value = uint32_t{c.info} * 8 + 8;
-        break;
+      case kPushMachframe: break;
+      case kAllocSmall: c.value = uint32_t{c.info} * 8 + 8; break;
       case kAllocLarge:
         if (c.info == 0) {
           used = 2;
@@ -96,7 +95,8 @@ absl::StatusOr<unwind_info> image::unwind(uint32_t unwind_info_rva) const {
           used = 3;
           if (i + 2 < slots) c.value = uint32_t{slot(i + 1)} | (uint32_t{slot(i + 2)} << 16);
         } else {
-          return error(absl::StrFormat("UNWIND_INFO at RVA 0x%x: UWOP_ALLOC_LARGE with OpInfo %u", unwind_info_rva, c.info));
+          return error(
+              absl::StrFormat("UNWIND_INFO at RVA 0x%x: UWOP_ALLOC_LARGE with OpInfo %u", unwind_info_rva, c.info));
         }
         break;
       case kSaveNonvol:
@@ -112,9 +112,7 @@ absl::StatusOr<unwind_info> image::unwind(uint32_t unwind_info_rva) const {
         used = info.version == 2 ? 1 : 2;
         if (info.version == 1 && i + 1 < slots) c.value = uint32_t{slot(i + 1)} * 8;
         break;
-      case kSpareCode:
-        used = info.version == 2 ? 2 : 3;
-        break;
+      case kSpareCode: used = info.version == 2 ? 2 : 3; break;
       case kSaveXmm128:
         used = 2;
         if (i + 1 < slots) c.value = uint32_t{slot(i + 1)} * 16;
@@ -123,11 +121,11 @@ absl::StatusOr<unwind_info> image::unwind(uint32_t unwind_info_rva) const {
         used = 3;
         if (i + 2 < slots) c.value = uint32_t{slot(i + 1)} | (uint32_t{slot(i + 2)} << 16);
         break;
-      default:
-        return error(absl::StrFormat("UNWIND_INFO at RVA 0x%x has unwind op %u", unwind_info_rva, c.op));
+      default: return error(absl::StrFormat("UNWIND_INFO at RVA 0x%x has unwind op %u", unwind_info_rva, c.op));
     }
     if (i + used > slots) {
-      return error(absl::StrFormat("UNWIND_INFO at RVA 0x%x: unwind op %u runs past its %u slots", unwind_info_rva, c.op, slots));
+      return error(absl::StrFormat("UNWIND_INFO at RVA 0x%x: unwind op %u runs past its %u slots", unwind_info_rva,
+                                   c.op, slots));
     }
     info.codes.push_back(c);
     i += used;

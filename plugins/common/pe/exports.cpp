@@ -27,7 +27,8 @@ absl::StatusOr<export_table> image::exports() const {
   const uint32_t ordinals_rva = u32(*raw, 36);
   // Each function takes 4 bytes of the image and each name 6: counts beyond that are corrupt.
   if (uint64_t{function_count} * 4 > header().size_of_image || uint64_t{name_count} * 6 > header().size_of_image) {
-    return error(absl::StrFormat("the export directory declares %u functions and %u names", function_count, name_count));
+    return error(
+        absl::StrFormat("the export directory declares %u functions and %u names", function_count, name_count));
   }
   if (name_count > function_count) {
     return error(absl::StrFormat("the export directory has %u names for %u functions", name_count, function_count));

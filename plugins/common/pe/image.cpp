@@ -89,7 +89,8 @@ absl::Status image::parse_headers() {
   const size_t nt_got = read_(pe_offset, std::span(reinterpret_cast<uint8_t*>(nt.data()), nt.size()));
   if (nt_got < 24) {
     if (layout_ == layout::memory && nt_got == 0) {
-      return absl::UnavailableError(absl::StrFormat("%s: the PE header at 0x%x %s in memory", name_, pe_offset, kHoleMarker));
+      return absl::UnavailableError(
+          absl::StrFormat("%s: the PE header at 0x%x %s in memory", name_, pe_offset, kHoleMarker));
     }
     return error(absl::StrFormat("the PE header at 0x%x is truncated", pe_offset));
   }
@@ -108,10 +109,12 @@ absl::Status image::parse_headers() {
   if (optional_size < 2) return error("the optional header is missing");
   if (nt.size() < opt + std::min<size_t>(optional_size, 240)) return error("the optional header is truncated");
   const uint16_t magic = u16(nt, opt);
-  if (magic != 0x10b && magic != 0x20b) return error(absl::StrFormat("optional header magic 0x%x is neither PE32 nor PE32+", magic));
+  if (magic != 0x10b && magic != 0x20b)
+    return error(absl::StrFormat("optional header magic 0x%x is neither PE32 nor PE32+", magic));
   h.pe32_plus = magic == 0x20b;
   const size_t fixed = h.pe32_plus ? 112 : 96;  // up to and including NumberOfRvaAndSizes
-  if (optional_size < fixed) return error(absl::StrFormat("the optional header is 0x%x bytes, less than 0x%x", optional_size, fixed));
+  if (optional_size < fixed)
+    return error(absl::StrFormat("the optional header is 0x%x bytes, less than 0x%x", optional_size, fixed));
   h.linker_major = static_cast<uint8_t>(nt[opt + 2]);
   h.linker_minor = static_cast<uint8_t>(nt[opt + 3]);
   h.entry_point = u32(nt, opt + 16);
@@ -158,17 +161,19 @@ absl::Status image::parse_headers() {
   for (uint32_t i = 0; i < directory_count; ++i) {
     h.directories.push_back({u32(nt, directories_at + i * 8), u32(nt, directories_at + i * 8 + 4)});
   }
-  if (h.number_of_sections > kMaxSections) return error(absl::StrFormat("NumberOfSections is %u", h.number_of_sections));
+  if (h.number_of_sections > kMaxSections)
+    return error(absl::StrFormat("NumberOfSections is %u", h.number_of_sections));
 
   const uint64_t table_at = uint64_t{pe_offset} + opt + optional_size;
   std::string table(size_t{h.number_of_sections} * 40, '\0');
   const size_t table_got = read_(table_at, std::span(reinterpret_cast<uint8_t*>(table.data()), table.size()));
   if (table_got < table.size()) {
     if (layout_ == layout::memory) {
-      return absl::UnavailableError(absl::StrFormat("%s: the section table at RVA 0x%x %s in memory", name_,
-                                                    table_at + table_got, kHoleMarker));
+      return absl::UnavailableError(
+          absl::StrFormat("%s: the section table at RVA 0x%x %s in memory", name_, table_at + table_got, kHoleMarker));
     }
-    return error(absl::StrFormat("the section table (%u sections at 0x%x) is truncated", h.number_of_sections, table_at));
+    return error(
+        absl::StrFormat("the section table (%u sections at 0x%x) is truncated", h.number_of_sections, table_at));
   }
   std::vector<section> sections;
   for (uint32_t i = 0; i < h.number_of_sections; ++i) {
@@ -259,7 +264,8 @@ absl::StatusOr<std::string> image::read(uint32_t rva, size_t size) const {
     const size_t want = std::min<uint64_t>(available, size - done);
     const size_t got = read_(file_offset, std::span(data + done, want));
     if (got < want) {
-      return error(absl::StrFormat("RVA 0x%x (file offset 0x%x) is beyond the end of the file", at + got, file_offset + got));
+      return error(
+          absl::StrFormat("RVA 0x%x (file offset 0x%x) is beyond the end of the file", at + got, file_offset + got));
     }
     done += want;
   }
@@ -271,7 +277,8 @@ absl::StatusOr<std::string> image::read_string(uint32_t rva, size_t max) const {
   // In chunks that do not cross a page, so a string just before a missing page still reads.
   while (out.size() < max) {
     const uint32_t at = static_cast<uint32_t>(rva + out.size());
-    if (at >= headers_.size_of_image) return error(absl::StrFormat("the string at RVA 0x%x runs beyond SizeOfImage", rva));
+    if (at >= headers_.size_of_image)
+      return error(absl::StrFormat("the string at RVA 0x%x runs beyond SizeOfImage", rva));
     const size_t chunk = std::min<size_t>({0x1000 - (at & 0xfff), max - out.size(), headers_.size_of_image - at});
     auto piece = read(at, chunk);
     if (!piece.ok()) return piece.status();

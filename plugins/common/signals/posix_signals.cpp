@@ -52,15 +52,13 @@ constexpr const char* kRealtimeNames[] = {
     "SIG43", "SIG44", "SIG45", "SIG46", "SIG47", "SIG48", "SIG49", "SIG50", "SIG51", "SIG52", "SIG53",
     "SIG54", "SIG55", "SIG56", "SIG57", "SIG58", "SIG59", "SIG60", "SIG61", "SIG62", "SIG63", "SIG64"};
 constexpr const char* kRealtimeWords[] = {
-    "Real-time event 32", "Real-time event 33", "Real-time event 34", "Real-time event 35",
-    "Real-time event 36", "Real-time event 37", "Real-time event 38", "Real-time event 39",
-    "Real-time event 40", "Real-time event 41", "Real-time event 42", "Real-time event 43",
-    "Real-time event 44", "Real-time event 45", "Real-time event 46", "Real-time event 47",
-    "Real-time event 48", "Real-time event 49", "Real-time event 50", "Real-time event 51",
-    "Real-time event 52", "Real-time event 53", "Real-time event 54", "Real-time event 55",
-    "Real-time event 56", "Real-time event 57", "Real-time event 58", "Real-time event 59",
-    "Real-time event 60", "Real-time event 61", "Real-time event 62", "Real-time event 63",
-    "Real-time event 64"};
+    "Real-time event 32", "Real-time event 33", "Real-time event 34", "Real-time event 35", "Real-time event 36",
+    "Real-time event 37", "Real-time event 38", "Real-time event 39", "Real-time event 40", "Real-time event 41",
+    "Real-time event 42", "Real-time event 43", "Real-time event 44", "Real-time event 45", "Real-time event 46",
+    "Real-time event 47", "Real-time event 48", "Real-time event 49", "Real-time event 50", "Real-time event 51",
+    "Real-time event 52", "Real-time event 53", "Real-time event 54", "Real-time event 55", "Real-time event 56",
+    "Real-time event 57", "Real-time event 58", "Real-time event 59", "Real-time event 60", "Real-time event 61",
+    "Real-time event 62", "Real-time event 63", "Real-time event 64"};
 
 constexpr int realtime_gdb_number(int n) { return n == 32 ? 77 : n == 64 ? 78 : n + 12; }
 
@@ -129,9 +127,7 @@ std::string name_of(int number) {
   return s != nullptr ? s->name : "signal " + std::to_string(number);
 }
 
-bool has_fault_address(int number) {
-  return number == 4 || number == 5 || number == 7 || number == 8 || number == 11;
-}
+bool has_fault_address(int number) { return number == 4 || number == 5 || number == 7 || number == 8 || number == 11; }
 
 std::string code_text(int number, int si_code) {
   // Codes any signal may carry (asm-generic/siginfo.h).

@@ -31,10 +31,12 @@ class snapshot_session final : public sdk::debug_target {
 
   std::string describe() override {
     const snapshot& s = *snap_;
-    std::string j = absl::StrFormat("{\"arch\":\"x86_64\",\"os\":\"%s\",\"kind\":\"%s\",\"registers\":[", s.os(), s.kind());
+    std::string j =
+        absl::StrFormat("{\"arch\":\"x86_64\",\"os\":\"%s\",\"kind\":\"%s\",\"registers\":[", s.os(), s.kind());
     for (size_t i = 0; i < s.registers.size(); ++i) {
       const register_def d = x86_register(s.registers[i]);
-      j += absl::StrFormat("%s{\"name\":\"%s\",\"bits\":%u,\"offset\":%u,\"role\":\"%s\"}", i ? "," : "", d.name, d.bits, i * 8, d.role);
+      j += absl::StrFormat("%s{\"name\":\"%s\",\"bits\":%u,\"offset\":%u,\"role\":\"%s\"}", i ? "," : "", d.name,
+                           d.bits, i * 8, d.role);
     }
     return j + "],\"hints\":{" + s.hints_json() + "}}";
   }
@@ -44,12 +46,14 @@ class snapshot_session final : public sdk::debug_target {
     std::span<uint8_t> into(out.data(), out.size());
     if (space == TOOLHOST_DT_PHYSICAL) {
       if (!snap_->has_physical()) {
-        return absl::UnimplementedError("This target has no physical address space (a process core holds virtual memory only).");
+        return absl::UnimplementedError(
+            "This target has no physical address space (a process core holds virtual memory only).");
       }
       return snap_->read_physical(address, into);
     }
     if (!snap_->has_virtual()) {
-      return absl::UnimplementedError("Virtual addresses need a page-table base (CR3): give one when opening the target.");
+      return absl::UnimplementedError(
+          "Virtual addresses need a page-table base (CR3): give one when opening the target.");
     }
     const int64_t thread = snap_->threads.empty() ? -1 : snap_->threads[current_].id;
     return snap_->read_virtual(address, into, thread);
@@ -74,9 +78,9 @@ class snapshot_session final : public sdk::debug_target {
   }
 
   absl::Status write_register(int64_t, uint32_t, absl::Span<const uint8_t>) override {
-    return absl::UnimplementedError(snap_->is_live()
-                                        ? "The memory backend cannot see or change the VM's registers; use the gdb backend."
-                                        : "A dump file is read-only: registers cannot be changed.");
+    return absl::UnimplementedError(
+        snap_->is_live() ? "The memory backend cannot see or change the VM's registers; use the gdb backend."
+                         : "A dump file is read-only: registers cannot be changed.");
   }
 
   absl::Status set_breakpoint(toolhost_dt_breakpoint_type_t, uint64_t, uint32_t) override { return no_run_control(); }
@@ -114,13 +118,11 @@ class snapshot_session final : public sdk::debug_target {
     return absl::OkStatus();
   }
 
-  std::vector<sdk::dt_module> modules() override {
-    return snap_->modules;
-  }
+  std::vector<sdk::dt_module> modules() override { return snap_->modules; }
 
   absl::StatusOr<std::string> extension(std::string_view operation, const rapidjson::Value&) override {
-    return absl::UnimplementedError(absl::StrFormat("The %s backend has no operation \"%s\".", backend(),
-                                                    std::string(operation)));
+    return absl::UnimplementedError(
+        absl::StrFormat("The %s backend has no operation \"%s\".", backend(), std::string(operation)));
   }
 
  private:
@@ -149,7 +151,9 @@ std::unique_ptr<sdk::debug_target> make_session(std::unique_ptr<snapshot> snap) 
   return std::make_unique<snapshot_session>(std::move(snap));
 }
 
-toolhost_debug_target_t* make_target(std::unique_ptr<snapshot> snap) { return sdk::to_c(make_session(std::move(snap))); }
+toolhost_debug_target_t* make_target(std::unique_ptr<snapshot> snap) {
+  return sdk::to_c(make_session(std::move(snap)));
+}
 
 snapshot* snapshot_of(toolhost_debug_target_t* t) {
   auto* s = dynamic_cast<snapshot_session*>(sdk::from_c(t));

@@ -12,12 +12,12 @@
 #include <absl/strings/match.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_split.h>
+#include <openssl/ssl.h>
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/core/detail/base64.hpp>
 #include <boost/beast/http.hpp>
-#include <openssl/ssl.h>
 
 namespace toolhost::symbols {
 
@@ -188,7 +188,8 @@ asio::awaitable<void> exchange(Stream& stream, const url_parts& u, const std::st
   }
   const uint64_t total = parser.content_length().value_or(0);
   if (total > o.max_bytes) {
-    a.error = absl::ResourceExhaustedError(absl::StrCat("the answer is ", total, " bytes, more than the ", o.max_bytes, " allowed"));
+    a.error = absl::ResourceExhaustedError(
+        absl::StrCat("the answer is ", total, " bytes, more than the ", o.max_bytes, " allowed"));
     co_return;
   }
   std::vector<char> chunk(64 * 1024);
@@ -255,7 +256,8 @@ asio::awaitable<void> one_request(asio::io_context& ioc, const url_parts& u, sin
     dog.kick();
     co_await http::async_read_header(socket, buffer, parser, asio::use_awaitable);
     if (parser.get().result_int() != 200) {
-      a.error = absl::UnavailableError(absl::StrCat("the proxy ", proxy, " refused the tunnel (", parser.get().result_int(), ")"));
+      a.error = absl::UnavailableError(
+          absl::StrCat("the proxy ", proxy, " refused the tunnel (", parser.get().result_int(), ")"));
       co_return;
     }
   }
@@ -317,7 +319,8 @@ absl::StatusOr<http_response> get(const std::string& start_url, sink& out, const
 
 }  // namespace
 
-absl::StatusOr<http_response> http_get_file(const std::string& url, const std::string& path, const http_options& options) {
+absl::StatusOr<http_response> http_get_file(const std::string& url, const std::string& path,
+                                            const http_options& options) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   if (!file) return absl::PermissionDeniedError("cannot write " + path);
   sink out{&file, nullptr, options.max_bytes};
@@ -330,7 +333,7 @@ absl::StatusOr<http_response> http_get_file(const std::string& url, const std::s
 }
 
 absl::StatusOr<std::pair<http_response, std::string>> http_get_text(const std::string& url, const http_options& options,
-                                                                     size_t limit) {
+                                                                    size_t limit) {
   std::string text;
   sink out{nullptr, &text, limit};
   auto r = get(url, out, options, [&] { text.clear(); });

@@ -38,7 +38,9 @@ void note_failure(const std::string& server) {
 }
 
 // "wsfix.pdb" -> "wsfix.pd_"
-std::string compressed_name(const std::string& name) { return name.empty() ? name : name.substr(0, name.size() - 1) + "_"; }
+std::string compressed_name(const std::string& name) {
+  return name.empty() ? name : name.substr(0, name.size() - 1) + "_";
+}
 
 bool exists_file(const std::string& p) {
   std::error_code ec;
@@ -64,7 +66,9 @@ absl::StatusOr<std::string> put_in_store(const std::string& store, const std::st
   const std::string target = store_file(store, name, key);
   std::error_code ec;
   fs::create_directories(fs::path(target).parent_path(), ec);
-  if (ec) return absl::PermissionDeniedError("cannot create " + fs::path(target).parent_path().string() + ": " + ec.message());
+  if (ec)
+    return absl::PermissionDeniedError("cannot create " + fs::path(target).parent_path().string() + ": " +
+                                       ec.message());
   mark_store(store);
   const std::string temp = temp_beside(target);
   fs::copy_file(from, temp, fs::copy_options::overwrite_existing, ec);
@@ -127,7 +131,10 @@ struct search {
   // A plain folder: as a store, then flat (folder/name, folder/ext/name, folder/symbols/ext/name).
   bool in_folder(const std::string& folder) {
     if (in_store(folder, {})) return true;
-    const std::string ext = fs::path(request.name).extension().string().substr(std::min<size_t>(1, fs::path(request.name).extension().string().size()));
+    const std::string ext = fs::path(request.name)
+                                .extension()
+                                .string()
+                                .substr(std::min<size_t>(1, fs::path(request.name).extension().string().size()));
     for (const std::string& p : {folder + "/" + request.name, folder + "/" + ext + "/" + request.name,
                                  folder + "/symbols/" + ext + "/" + request.name}) {
       if (exists_file(p) && accept(p, folder, false)) return true;
@@ -136,7 +143,8 @@ struct search {
   }
 
   // A file fetched or expanded into `temp`: checked, then placed in each cache.
-  bool keep(const std::string& temp, const std::string& origin, const std::vector<std::string>& caches, bool downloaded) {
+  bool keep(const std::string& temp, const std::string& origin, const std::vector<std::string>& caches,
+            bool downloaded) {
     std::error_code ec;
     if (request.verify) {
       if (absl::Status s = request.verify(temp); !s.ok()) {
@@ -250,7 +258,8 @@ struct search {
     auto r = http_get_file(target, temp, o);
     if (!r.ok() || r->status != 200) {
       fs::remove(temp, ec);
-      result.notes.push_back(r.ok() ? absl::StrCat(target, " (from file.ptr) answered ", r->status) : std::string(r.status().message()));
+      result.notes.push_back(r.ok() ? absl::StrCat(target, " (from file.ptr) answered ", r->status)
+                                    : std::string(r.status().message()));
       return false;
     }
     return keep(temp, target, caches, true);
@@ -276,7 +285,8 @@ void forget_server_failures() {
 
 locate_result locate(const symbol_path& path, const file_request& request) {
   search s{request, {}};
-  if (request.name.empty() || request.name.find('/') != std::string::npos || request.name.find("..") != std::string::npos) {
+  if (request.name.empty() || request.name.find('/') != std::string::npos ||
+      request.name.find("..") != std::string::npos) {
     s.result.notes.push_back("'" + request.name + "' is not a file name a symbol store holds");
     return std::move(s.result);
   }

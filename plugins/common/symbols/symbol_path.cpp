@@ -50,7 +50,8 @@ absl::StatusOr<symbol_path> symbol_path::parse(std::string_view text) {
     std::string head = absl::AsciiStrToLower(parts[0]);
     if (parts.size() > 1 && (head == "srv" || head == "symsrv")) {
       if (head == "symsrv") {
-        if (parts.size() < 3) return absl::InvalidArgumentError("symbol path element '" + piece + "': symsrv*symsrv.dll*... needs a store");
+        if (parts.size() < 3)
+          return absl::InvalidArgumentError("symbol path element '" + piece + "': symsrv*symsrv.dll*... needs a store");
         parts.erase(parts.begin());  // the DLL name
       }
       parts.erase(parts.begin());

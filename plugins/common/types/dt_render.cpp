@@ -12,8 +12,8 @@ namespace toolhost::types {
 namespace {
 
 constexpr int kMaxDepth = 64;
-constexpr size_t kBlockLimit = 1u << 20;   // one read covers a type up to this size
-constexpr size_t kStringLimit = 1024;      // characters of a string value
+constexpr size_t kBlockLimit = 1u << 20;  // one read covers a type up to this size
+constexpr size_t kStringLimit = 1024;     // characters of a string value
 constexpr size_t kDefaultArrayElements = 16;
 
 std::string json_quote(std::string_view s) {
@@ -116,13 +116,15 @@ class renderer {
       bool first = true;
       for (const auto& e : top.enumerators) {
         line(absl::StrFormat("   %s = 0n%d", e.name, e.value));
-        json_ += std::string(first ? "" : ",") + "{\"name\":" + json_quote(e.name) + ",\"value\":" + std::to_string(e.value) + "}";
+        json_ += std::string(first ? "" : ",") + "{\"name\":" + json_quote(e.name) +
+                 ",\"value\":" + std::to_string(e.value) + "}";
         first = false;
       }
       json_ += "]";
     } else if (top.k == kind::structure || top.k == kind::union_) {
       if (top.incomplete) {
-        return absl::NotFoundError(r_.qualified_name + " is only declared in its module's symbols; its members are not known");
+        return absl::NotFoundError(r_.qualified_name +
+                                   " is only declared in its module's symbols; its members are not known");
       }
       json_ += ",\"fields\":[";
       first_field_.push_back(true);
@@ -164,8 +166,9 @@ class renderer {
     if (t != nullptr && depth < 4 && t->k == kind::array && t->count > 0) {
       const type_id et = strip_aliases(t_, t->target);
       const type* e = et == kNoType ? nullptr : &t_.get(et);
-      const bool text = e != nullptr && e->k == kind::base &&
-                        (e->enc == encoding::signed_char || e->enc == encoding::unsigned_char || e->enc == encoding::wide_char);
+      const bool text =
+          e != nullptr && e->k == kind::base &&
+          (e->enc == encoding::signed_char || e->enc == encoding::unsigned_char || e->enc == encoding::wide_char);
       if (e != nullptr && !text) {
         std::string out = "{\"elements\":[";
         for (uint64_t i = 0; i < std::min<uint64_t>(t->count, 64); ++i) {
@@ -187,7 +190,8 @@ class renderer {
         member_json(*t, address + m.offset, depth, out, first);  // an anonymous member's fields are the parent's
         continue;
       }
-      out += std::string(first ? "" : ",") + "{\"name\":" + json_quote(m.base_class ? "__BaseClass" : m.name) + ",\"value\":";
+      out += std::string(first ? "" : ",") + "{\"name\":" + json_quote(m.base_class ? "__BaseClass" : m.name) +
+             ",\"value\":";
       first = false;
       if (m.bit_length > 0) {
         const size_t unit = t != nullptr && t->size > 0 && t->size <= 8 ? t->size : 4;
@@ -280,13 +284,13 @@ class renderer {
     first_field_.back() = false;
   }
 
-  void members(type_id id, std::optional<uint64_t> base, int depth, const filter_set& filters, uint64_t extra_offset = 0) {
+  void members(type_id id, std::optional<uint64_t> base, int depth, const filter_set& filters,
+               uint64_t extra_offset = 0) {
     const type& st = t_.get(id);
     for (const member& m : st.members) {
       const type_id mt = strip_aliases(t_, m.type);
       const uint64_t offset = m.offset + extra_offset;
-      if (m.name.empty() && mt != kNoType &&
-          (t_.get(mt).k == kind::structure || t_.get(mt).k == kind::union_)) {
+      if (m.name.empty() && mt != kNoType && (t_.get(mt).k == kind::structure || t_.get(mt).k == kind::union_)) {
         // An anonymous struct or union (DWARF keeps them): its members read as the parent's.
         members(mt, base, depth, filters, offset);
         continue;
@@ -303,7 +307,8 @@ class renderer {
                   int depth, const filter_set& child_filters, bool explicit_path) {
     open_field();
     const std::string word = type_word(t_, mt);
-    json_ += "{\"name\":" + json_quote(name) + ",\"offset\":" + std::to_string(offset) + ",\"type\":" + json_quote(word);
+    json_ +=
+        "{\"name\":" + json_quote(name) + ",\"offset\":" + std::to_string(offset) + ",\"type\":" + json_quote(word);
     const type* t = mt == kNoType ? nullptr : &t_.get(mt);
     if (t != nullptr) json_ += ",\"kind\":" + json_quote(kind_name(*t)) + ",\"size\":" + std::to_string(t->size);
     std::string head = indent(depth) + absl::StrFormat("+0x%03x ", offset) + padded(name) + " : ";
@@ -381,7 +386,8 @@ class renderer {
       json_ += "{\"index\":" + std::to_string(i) + json_value + "}";
     }
     json_ += "]";
-    if (array.count > shown) line(indent(depth) + absl::StrFormat("... %u more elements not shown", array.count - shown));
+    if (array.count > shown)
+      line(indent(depth) + absl::StrFormat("... %u more elements not shown", array.count - shown));
   }
 
   // A string member: UNICODE_STRING-like structs and pointers to characters.
@@ -504,8 +510,7 @@ class renderer {
         return name;
       }
       case kind::function:
-      case kind::alias:
-        return type_word(t_, id);
+      case kind::alias: return type_word(t_, id);
     }
     return type_word(t_, id);
   }
@@ -585,7 +590,8 @@ absl::StatusOr<dt_output> render_dt(const dt_request& request) {
 
 absl::StatusOr<dt_output> render_value(const dt_request& request) {
   if (request.id == kNoType) return absl::InvalidArgumentError("no type to show");
-  if (!request.address || !request.read) return absl::InvalidArgumentError("a value needs an address and a memory reader");
+  if (!request.address || !request.read)
+    return absl::InvalidArgumentError("a value needs an address and a memory reader");
   return renderer(request).value_only();
 }
 

@@ -76,7 +76,10 @@ std::string c_word(const type_table& table, type_id id) {
         case encoding::signed_integer:
           return t.size == 1 ? "char" : t.size == 2 ? "short" : t.size == 4 ? "long" : "int64";
         case encoding::unsigned_integer:
-          return t.size == 1 ? "unsigned char" : t.size == 2 ? "unsigned short" : t.size == 4 ? "unsigned long" : "unsigned int64";
+          return t.size == 1   ? "unsigned char"
+                 : t.size == 2 ? "unsigned short"
+                 : t.size == 4 ? "unsigned long"
+                               : "unsigned int64";
       }
       return "void";
     case kind::pointer: return c_word(table, t.target) + " *";

@@ -66,14 +66,15 @@ absl::Status parse_full(std::span<const uint8_t> file, std::vector<page_run>& ru
                "is 0: the dump holds no physical memory, so there is nothing to debug in it");
   }
   if (number_of_runs > L::kMaxRuns) {
-    return bad("PhysicalMemoryBlock.NumberOfRuns", absl::StrFormat("is %u; the 700-byte descriptor holds at most %u",
-                                                                   number_of_runs, L::kMaxRuns));
+    return bad("PhysicalMemoryBlock.NumberOfRuns",
+               absl::StrFormat("is %u; the 700-byte descriptor holds at most %u", number_of_runs, L::kMaxRuns));
   }
   const uint64_t room = pages_after(file, L::kHeaderSize);
   if (number_of_pages > room) {
-    return absl::OutOfRangeError(absl::StrFormat(
-        "truncated Windows dump: PhysicalMemoryBlock.NumberOfPages is %u but the file holds only %u pages after the header",
-        number_of_pages, room));
+    return absl::OutOfRangeError(
+        absl::StrFormat("truncated Windows dump: PhysicalMemoryBlock.NumberOfPages is %u but the file holds only %u "
+                        "pages after the header",
+                        number_of_pages, room));
   }
   uint64_t offset = L::kHeaderSize;
   uint64_t sum = 0;
@@ -82,17 +83,21 @@ absl::Status parse_full(std::span<const uint8_t> file, std::vector<page_run>& ru
     const uint64_t first = load<uint64_t>(file, at);
     const uint64_t count = load<uint64_t>(file, at + 8);
     if (first >= kMaxPage || count > kMaxPage || first + count > kMaxPage) {
-      return bad("PhysicalMemoryBlock.Run", absl::StrFormat("%u (BasePage 0x%x, PageCount 0x%x) lies beyond 52-bit physical memory", i, first, count));
+      return bad(
+          "PhysicalMemoryBlock.Run",
+          absl::StrFormat("%u (BasePage 0x%x, PageCount 0x%x) lies beyond 52-bit physical memory", i, first, count));
     }
     if (count > number_of_pages - sum) {
-      return bad("PhysicalMemoryBlock.Run", absl::StrFormat("%u ends after NumberOfPages (%u) pages", i, number_of_pages));
+      return bad("PhysicalMemoryBlock.Run",
+                 absl::StrFormat("%u ends after NumberOfPages (%u) pages", i, number_of_pages));
     }
     runs.push_back({first, count, offset});
     offset += count * L::kPageSize;
     sum += count;
   }
   if (sum != number_of_pages) {
-    return bad("PhysicalMemoryBlock.NumberOfPages", absl::StrFormat("is %u but the runs add up to %u pages", number_of_pages, sum));
+    return bad("PhysicalMemoryBlock.NumberOfPages",
+               absl::StrFormat("is %u but the runs add up to %u pages", number_of_pages, sum));
   }
   pages = sum;
   return normalize(runs, "PhysicalMemoryBlock.Run");
@@ -113,21 +118,25 @@ absl::Status parse_bitmap(std::span<const uint8_t> file, std::vector<page_run>& 
   const uint64_t first_page = load<uint64_t>(file, h + L::kBmpOffFirstPage);
   const uint64_t total_present = load<uint64_t>(file, h + L::kBmpOffTotalPresentPages);
   const uint64_t bits = load<uint64_t>(file, h + L::kBmpOffPages);
-  if (bits > kMaxPage) return bad("bitmap header Pages", absl::StrFormat("is 0x%x, beyond 52-bit physical memory", bits));
+  if (bits > kMaxPage)
+    return bad("bitmap header Pages", absl::StrFormat("is 0x%x, beyond 52-bit physical memory", bits));
   const uint64_t bitmap_bytes = (bits + 7) / 8;
   const uint64_t bitmap_at = h + L::kBmpOffBitmap;
   if (bitmap_bytes > file.size() - bitmap_at) {
     return absl::OutOfRangeError(absl::StrFormat(
-        "truncated Windows dump: the bitmap of %u pages needs %u bytes at 0x%x but the file is %u bytes", bits, bitmap_bytes, bitmap_at, file.size()));
+        "truncated Windows dump: the bitmap of %u pages needs %u bytes at 0x%x but the file is %u bytes", bits,
+        bitmap_bytes, bitmap_at, file.size()));
   }
   if (first_page < bitmap_at + bitmap_bytes || first_page > file.size()) {
-    return bad("bitmap header FirstPage", absl::StrFormat("(0x%x) is not between the end of the bitmap (0x%x) and the end of the file (0x%x)",
-                                                         first_page, bitmap_at + bitmap_bytes, file.size()));
+    return bad("bitmap header FirstPage",
+               absl::StrFormat("(0x%x) is not between the end of the bitmap (0x%x) and the end of the file (0x%x)",
+                               first_page, bitmap_at + bitmap_bytes, file.size()));
   }
   const uint64_t room = pages_after(file, first_page);
   if (total_present > room) {
     return absl::OutOfRangeError(absl::StrFormat(
-        "truncated Windows dump: bitmap header TotalPresentPages is %u but the file holds only %u pages from FirstPage", total_present, room));
+        "truncated Windows dump: bitmap header TotalPresentPages is %u but the file holds only %u pages from FirstPage",
+        total_present, room));
   }
   uint64_t offset = first_page;
   uint64_t count = 0;
@@ -139,7 +148,8 @@ absl::Status parse_bitmap(std::span<const uint8_t> file, std::vector<page_run>& 
       const int bit = std::countr_zero(v);
       v &= static_cast<uint8_t>(v - 1);
       if (++count > total_present) {
-        return bad("bitmap header TotalPresentPages", absl::StrFormat("is %u but the bitmap has more bits set", total_present));
+        return bad("bitmap header TotalPresentPages",
+                   absl::StrFormat("is %u but the bitmap has more bits set", total_present));
       }
       const uint64_t page = byte * 8 + static_cast<uint64_t>(bit);
       if (!runs.empty() && runs.back().first_page + runs.back().page_count == page) {
@@ -151,9 +161,12 @@ absl::Status parse_bitmap(std::span<const uint8_t> file, std::vector<page_run>& 
     }
   }
   if (count != total_present) {
-    return bad("bitmap header TotalPresentPages", absl::StrFormat("is %u but the bitmap has %u bits set", total_present, count));
+    return bad("bitmap header TotalPresentPages",
+               absl::StrFormat("is %u but the bitmap has %u bits set", total_present, count));
   }
-  if (count == 0) return bad("bitmap header TotalPresentPages", "is 0: the dump holds no physical memory, so there is nothing to debug in it");
+  if (count == 0)
+    return bad("bitmap header TotalPresentPages",
+               "is 0: the dump holds no physical memory, so there is nothing to debug in it");
   pages = count;
   return absl::OkStatus();
 }
@@ -176,10 +189,12 @@ absl::Status parse_rdmp(std::span<const uint8_t> file, uint32_t type, std::vecto
   const uint64_t first_page_offset = load<uint64_t>(file, h + L::kRdmpOffFirstPageOffset);
   const uint64_t metadata_at = h + L::kRdmpMetadataStart;
   if (metadata_size < L::kRdmpOffRanges - L::kRdmpMetadataStart || metadata_size > file.size() - metadata_at) {
-    return bad("RDMP header MetadataSize", absl::StrFormat("(0x%x) does not fit in the file (0x%x bytes)", metadata_size, file.size()));
+    return bad("RDMP header MetadataSize",
+               absl::StrFormat("(0x%x) does not fit in the file (0x%x bytes)", metadata_size, file.size()));
   }
   if (first_page_offset != metadata_at + metadata_size) {
-    return bad("RDMP header FirstPageOffset", absl::StrFormat("is 0x%x; the metadata ends at 0x%x", first_page_offset, metadata_at + metadata_size));
+    return bad("RDMP header FirstPageOffset",
+               absl::StrFormat("is 0x%x; the metadata ends at 0x%x", first_page_offset, metadata_at + metadata_size));
   }
   const uint64_t room = pages_after(file, first_page_offset);
   const uint64_t ranges_at = h + L::kRdmpOffRanges;
@@ -192,11 +207,15 @@ absl::Status parse_rdmp(std::span<const uint8_t> file, uint32_t type, std::vecto
     const uint64_t count = load<uint64_t>(file, at + 8);
     if (first == 0) break;  // a zero page number ends the list
     if (first >= kMaxPage || count > kMaxPage || first + count > kMaxPage) {
-      return bad("RDMP range", absl::StrFormat("%u (PageFileNumber 0x%x, NumberOfPages 0x%x) lies beyond 52-bit physical memory", number, first, count));
+      return bad("RDMP range",
+                 absl::StrFormat("%u (PageFileNumber 0x%x, NumberOfPages 0x%x) lies beyond 52-bit physical memory",
+                                 number, first, count));
     }
     if (count > room - sum) {
-      return absl::OutOfRangeError(absl::StrFormat(
-          "truncated Windows dump: RDMP range %u needs pages beyond the end of the file (%u pages from FirstPageOffset)", number, room));
+      return absl::OutOfRangeError(
+          absl::StrFormat("truncated Windows dump: RDMP range %u needs pages beyond the end of the file (%u pages from "
+                          "FirstPageOffset)",
+                          number, room));
     }
     runs.push_back({first, count, offset});
     offset += count * L::kPageSize;
@@ -207,10 +226,12 @@ absl::Status parse_rdmp(std::span<const uint8_t> file, uint32_t type, std::vecto
     const uint32_t declared_ranges = load<uint32_t>(file, h + L::kRdmpOffNumberOfRanges);
     const uint64_t declared_pages = load<uint64_t>(file, h + L::kRdmpOffTotalNumberOfPages);
     if (declared_ranges != number) {
-      return bad("RDMP header NumberOfRanges", absl::StrFormat("is %u but the metadata lists %u ranges", declared_ranges, number));
+      return bad("RDMP header NumberOfRanges",
+                 absl::StrFormat("is %u but the metadata lists %u ranges", declared_ranges, number));
     }
     if (declared_pages != sum) {
-      return bad("RDMP header TotalNumberOfPages", absl::StrFormat("is %u but the ranges add up to %u", declared_pages, sum));
+      return bad("RDMP header TotalNumberOfPages",
+                 absl::StrFormat("is %u but the ranges add up to %u", declared_pages, sum));
     }
   }
   pages = sum;
@@ -266,7 +287,8 @@ absl::StatusOr<dump_reader> dump_reader::parse(std::span<const uint8_t> file) {
     return bad("Signature", absl::StrFormat("is 0x%08x, not \"PAGE\": this is not a Windows crash dump", signature));
   }
   const uint32_t valid = load<uint32_t>(file, L::kOffValidDump);
-  if (valid == L::kValidDump32) return bad("ValidDump", "is \"DUMP\": a 32-bit dump, which is not supported (only \"DU64\")");
+  if (valid == L::kValidDump32)
+    return bad("ValidDump", "is \"DUMP\": a 32-bit dump, which is not supported (only \"DU64\")");
   if (valid != L::kValidDump64) return bad("ValidDump", absl::StrFormat("is 0x%08x, not \"DU64\"", valid));
   const uint32_t machine = load<uint32_t>(file, L::kOffMachineImageType);
   if (machine != L::kMachineAmd64) {
@@ -312,7 +334,10 @@ absl::StatusOr<dump_reader> dump_reader::parse(std::span<const uint8_t> file) {
     case L::kTypeKernelAndUser:
     case L::kTypeComplete: s = parse_rdmp(file, f.dump_type, r.runs_, r.present_pages_); break;
     default:
-      return bad("DumpType", absl::StrFormat("is %u; supported: 1 (full), 5 and 6 (bitmap), 8, 9, 10 (kernel, kernel and user, complete)", f.dump_type));
+      return bad(
+          "DumpType",
+          absl::StrFormat("is %u; supported: 1 (full), 5 and 6 (bitmap), 8, 9, 10 (kernel, kernel and user, complete)",
+                          f.dump_type));
   }
   if (!s.ok()) return s;
   return r;
@@ -346,7 +371,8 @@ size_t dump_reader::read_physical(uint64_t address, std::span<uint8_t> out) cons
 absl::Status dump_reader::read_physical_exact(uint64_t address, std::span<uint8_t> out) const {
   const size_t done = read_physical(address, out);
   if (done == out.size()) return absl::OkStatus();
-  return absl::NotFoundError(absl::StrFormat("physical page 0x%x is not in the dump", (address + done) & ~(L::kPageSize - 1)));
+  return absl::NotFoundError(
+      absl::StrFormat("physical page 0x%x is not in the dump", (address + done) & ~(L::kPageSize - 1)));
 }
 
 }  // namespace toolhost::windump

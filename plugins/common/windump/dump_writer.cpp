@@ -185,7 +185,8 @@ absl::StatusOr<full_dump_result> write_full_dump(const std::string& path, const 
       result.pages_written += batch;
     }
   }
-  if (::fsync(fd) != 0) return fail(absl::InternalError(absl::StrFormat("cannot flush %s: %s", temp, std::strerror(errno))));
+  if (::fsync(fd) != 0)
+    return fail(absl::InternalError(absl::StrFormat("cannot flush %s: %s", temp, std::strerror(errno))));
   ::close(fd);
   if (::rename(temp.c_str(), path.c_str()) != 0) {
     const int e = errno;

@@ -47,7 +47,8 @@ absl::StatusOr<full_dump_result> dump_target(toolhost_debug_target_t* t, const s
     const rapidjson::Value& b = hints["bugcheck"];
     if (b.HasMember("code")) q.bugcheck_code = static_cast<uint32_t>(number(b["code"]));
     if (b.HasMember("parameters") && b["parameters"].IsArray()) {
-      for (rapidjson::SizeType i = 0; i < b["parameters"].Size() && i < 4; ++i) q.bugcheck_parameters[i] = number(b["parameters"][i]);
+      for (rapidjson::SizeType i = 0; i < b["parameters"].Size() && i < 4; ++i)
+        q.bugcheck_parameters[i] = number(b["parameters"][i]);
     }
   }
 
@@ -95,7 +96,8 @@ absl::StatusOr<full_dump_result> dump_target(toolhost_debug_target_t* t, const s
 
   auto read_page = [t](uint64_t pa, std::span<uint8_t> page) -> absl::Status {
     size_t done = 0;
-    if (t->read_memory(t, TOOLHOST_DT_PHYSICAL, pa, page.data(), page.size(), &done, nullptr) != TOOLHOST_OK || done != page.size()) {
+    if (t->read_memory(t, TOOLHOST_DT_PHYSICAL, pa, page.data(), page.size(), &done, nullptr) != TOOLHOST_OK ||
+        done != page.size()) {
       return absl::NotFoundError("unreadable");
     }
     return absl::OkStatus();

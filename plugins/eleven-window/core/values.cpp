@@ -1,5 +1,7 @@
 #include "toolhost/eleven/values.hpp"
 
+#include <toolhost/analysis/names.hpp>
+
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -34,13 +36,12 @@ bool contains(std::span<const std::string_view> values, std::string_view v) {
 }
 
 constexpr std::array<std::string_view, 44> kKeywords = {
-    "auto",     "break",    "case",     "char",      "const",        "continue",  "default",
-    "do",       "double",   "else",     "enum",      "extern",       "float",     "for",
-    "goto",     "if",       "inline",   "int",       "long",         "register",  "restrict",
-    "return",   "short",    "signed",   "sizeof",    "static",       "struct",    "switch",
-    "typedef",  "union",    "unsigned", "void",      "volatile",     "while",     "_Alignas",
-    "_Alignof", "_Atomic",  "_Bool",    "_Complex",  "_Generic",     "_Imaginary", "_Noreturn",
-    "_Static_assert", "_Thread_local"};
+    "auto",       "break",     "case",           "char",         "const",    "continue", "default",  "do",
+    "double",     "else",      "enum",           "extern",       "float",    "for",      "goto",     "if",
+    "inline",     "int",       "long",           "register",     "restrict", "return",   "short",    "signed",
+    "sizeof",     "static",    "struct",         "switch",       "typedef",  "union",    "unsigned", "void",
+    "volatile",   "while",     "_Alignas",       "_Alignof",     "_Atomic",  "_Bool",    "_Complex", "_Generic",
+    "_Imaginary", "_Noreturn", "_Static_assert", "_Thread_local"};
 
 }  // namespace
 
@@ -67,32 +68,13 @@ absl::StatusOr<uint64_t> parse_address(std::string_view text) {
   return value;
 }
 
-std::string format_address(uint64_t address) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(address));
-  return buf;
-}
+// The analysis's spellings, so the window and the analysis server name everything alike.
+std::string format_address(uint64_t address) { return analysis::hex_address(address); }
 
-std::string ghidra_function_name(uint64_t address) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "FUN_%08llx", static_cast<unsigned long long>(address));
-  return buf;
-}
+std::string ghidra_function_name(uint64_t address) { return analysis::default_function_name(address); }
 
 std::optional<uint64_t> parse_ghidra_function_name(std::string_view name) {
-  constexpr std::string_view prefix = "FUN_";
-  if (name.substr(0, prefix.size()) != prefix) return std::nullopt;
-  std::string_view digits = name.substr(prefix.size());
-  if (digits.size() < 8 || digits.size() > 16) return std::nullopt;
-  uint64_t value = 0;
-  for (char c : digits) {
-    const int d = hex_digit(c);
-    if (d < 0) return std::nullopt;
-    value = (value << 4) | static_cast<uint64_t>(d);
-  }
-  // Only the canonical spelling names a function, as in Ghidra.
-  if (ghidra_function_name(value) != name) return std::nullopt;
-  return value;
+  return analysis::parse_default_function_name(name);
 }
 
 bool is_c_identifier(std::string_view name) {
@@ -107,16 +89,18 @@ bool is_c_identifier(std::string_view name) {
 
 absl::Status check_new_name(std::string_view name) {
   if (is_c_identifier(name)) return absl::OkStatus();
-  if (name.empty()) return absl::InvalidArgumentError("The new name is empty: give a C identifier, like check_license_key.");
+  if (name.empty())
+    return absl::InvalidArgumentError("The new name is empty: give a C identifier, like check_license_key.");
   if (std::find(kKeywords.begin(), kKeywords.end(), name) != kKeywords.end()) {
-    return absl::InvalidArgumentError(shown(name) + " is a C keyword, not a name: give a C identifier, like check_license_key.");
+    return absl::InvalidArgumentError(shown(name) +
+                                      " is a C keyword, not a name: give a C identifier, like check_license_key.");
   }
   if (name.size() > 255) {
     return absl::InvalidArgumentError("The new name is longer than 255 characters: give a shorter C identifier.");
   }
-  return absl::InvalidArgumentError(
-      shown(name) +
-      " is not a C identifier: use letters, digits and underscores, not starting with a digit, like check_license_key.");
+  return absl::InvalidArgumentError(shown(name) +
+                                    " is not a C identifier: use letters, digits and underscores, not starting with a "
+                                    "digit, like check_license_key.");
 }
 
 absl::StatusOr<std::vector<uint8_t>> parse_hex_bytes(std::string_view text) {
@@ -137,7 +121,8 @@ absl::StatusOr<std::vector<uint8_t>> parse_hex_bytes(std::string_view text) {
     if (out.size() > 4096) return absl::InvalidArgumentError("A patch may change at most 4096 bytes.");
     i += 2;
   }
-  if (out.empty()) return absl::InvalidArgumentError("No bytes given: write the new bytes in hex, like 1f2003d5 or 90 90.");
+  if (out.empty())
+    return absl::InvalidArgumentError("No bytes given: write the new bytes in hex, like 1f2003d5 or 90 90.");
   return out;
 }
 

@@ -85,8 +85,9 @@ absl::Status bridge_client::ensure_connected(std::string_view tool, clock::time_
     }
     ::close(fd);
     if (err == EAGAIN || err == EINPROGRESS || err == EALREADY) {
-      return absl::DeadlineExceededError("The Eleven window at " + options_.socket_path + " did not accept a connection for " +
-                                         std::string(tool) + " within " + std::to_string(options_.timeout.count()) + " ms.");
+      return absl::DeadlineExceededError("The Eleven window at " + options_.socket_path +
+                                         " did not accept a connection for " + std::string(tool) + " within " +
+                                         std::to_string(options_.timeout.count()) + " ms.");
     }
     return absl::UnavailableError("No Eleven window is listening at " + options_.socket_path + " (" +
                                   std::strerror(err) + "); ask the user to open Eleven or start toolhost-window.");
@@ -115,8 +116,8 @@ absl::StatusOr<bridge_reply> bridge_client::call(std::string_view tool, std::str
 
   const uint64_t id = next_id_++;
   std::string line = R"({"id":)" + std::to_string(id) + R"(,"tool":)" + sdk::quote(tool) + R"(,"args":)" +
-                     std::string(args_json) + R"(,"from":{"agent":)" + sdk::quote(options_.agent) +
-                     R"(,"chat":)" + sdk::quote(options_.chat) + "}}\n";
+                     std::string(args_json) + R"(,"from":{"agent":)" + sdk::quote(options_.agent) + R"(,"chat":)" +
+                     sdk::quote(options_.chat) + "}}\n";
 
   // Send, bounded by the deadline (a window that stopped reading fills the socket buffer).
   size_t sent = 0;
@@ -168,7 +169,8 @@ absl::StatusOr<bridge_reply> bridge_client::call(std::string_view tool, std::str
     }
     if (n <= 0) {  // an orderly close, or a reset: the window went away
       disconnect();
-      if (reply.empty()) return absl::UnavailableError("The Eleven window closed the connection before answering " + name + ".");
+      if (reply.empty())
+        return absl::UnavailableError("The Eleven window closed the connection before answering " + name + ".");
       return absl::DataLossError("The Eleven window closed the connection in the middle of its answer to " + name +
                                  " (" + std::to_string(reply.size()) + " bytes without an end of line).");
     }

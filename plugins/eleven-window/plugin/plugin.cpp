@@ -29,8 +29,8 @@ std::string settings_schema() {
   std::string properties;
   for (const integer_setting_spec* s : {&kTimeout, &kMaxReply}) {
     if (!properties.empty()) properties += ",";
-    properties += sdk::quote(s->name) + R"(:{"type":"integer","minimum":)" + std::to_string(s->low) +
-                  R"(,"maximum":)" + std::to_string(s->high) + R"(,"description":)" + sdk::quote(s->description) + "}";
+    properties += sdk::quote(s->name) + R"(:{"type":"integer","minimum":)" + std::to_string(s->low) + R"(,"maximum":)" +
+                  std::to_string(s->high) + R"(,"description":)" + sdk::quote(s->description) + "}";
   }
   return R"({"type":"object","properties":{)" + properties + "}}";
 }
@@ -46,8 +46,7 @@ absl::StatusOr<int64_t> integer_setting(const rapidjson::Value& settings, const 
   return v->GetInt64();
 }
 
-sdk::result run(eleven::bridge_client& bridge, const eleven::tool_spec& spec, const sdk::args& args,
-                sdk::call& call) {
+sdk::result run(eleven::bridge_client& bridge, const eleven::tool_spec& spec, const sdk::args& args, sdk::call& call) {
   if (absl::Status s = spec.check(args.json()); !s.ok()) return sdk::result::error(std::string(s.message()));
   auto reply = bridge.call(spec.name, sdk::to_json(args.json()), [&call] { return call.cancelled(); });
   if (!reply.ok()) return sdk::result::error(std::string(reply.status().message()));
@@ -56,7 +55,8 @@ sdk::result run(eleven::bridge_client& bridge, const eleven::tool_spec& spec, co
   // current_view: the window answers with the JSON object itself.
   auto doc = sdk::parse_json(reply->text);
   if (!doc || !doc->IsObject()) {
-    return sdk::result::error("The Eleven window answered " + std::string(spec.name) + " with something that is not a JSON object.");
+    return sdk::result::error("The Eleven window answered " + std::string(spec.name) +
+                              " with something that is not a JSON object.");
   }
   return sdk::result::structured(sdk::to_json(*doc)).add_text(reply->text);
 }
@@ -103,4 +103,5 @@ absl::Status init(sdk::plugin& plugin) {
 
 }  // namespace
 
-TOOLHOST_PLUGIN("eleven-window", "1.0.0", "The eleven server: drive the Eleven window and annotate its project over the window bridge", init)
+TOOLHOST_PLUGIN("eleven-window", "1.0.0",
+                "The eleven server: drive the Eleven window and annotate its project over the window bridge", init)

@@ -79,7 +79,8 @@ constexpr std::string_view kCurrentViewOutput = R"({
 constexpr uint32_t kEdit = TOOLHOST_TOOL_REVIEWABLE;
 
 const tool_spec kTools[] = {
-    {"current_view", "Current view", "What the user is looking at right now.\n\nNo arguments. Returns JSON: "
+    {"current_view", "Current view",
+     "What the user is looking at right now.\n\nNo arguments. Returns JSON: "
      R"({ "file": "/path/to/binary", "function": "check_license", "address": "0x401196", "view": "pseudocode" }.)"
      " `function`, `address` and `view` are `null` when nothing is selected.",
      kNoArgs, kCurrentViewOutput, "eleven.move", TOOLHOST_TOOL_CONCURRENT, true, no_check},
@@ -88,7 +89,8 @@ const tool_spec kTools[] = {
      "about a function, so the user sees what you see.\n\nFunctions can be named by their Ghidra name "
      "(`FUN_00401196`), by a name the user or an agent gave them, or by address (`0x401196`). Returns "
      "`Showing <name> (<address>) to the user.`",
-     R"({"type":"object","properties":{)" R"("function": {"type": "string", "description": "Function name or address"})"
+     R"({"type":"object","properties":{)"
+     R"("function": {"type": "string", "description": "Function name or address"})"
      R"(},"required":["function"],"additionalProperties":false})",
      "", "eleven.move", 0, false, check_open_function},
     {"set_view", "Set view",
@@ -110,14 +112,16 @@ const tool_spec kTools[] = {
      "refused. Every change is logged with the agent's name and chat, and the user can undo it. When the user's "
      "review setting is on, the rename is filed as a suggestion and the answer starts with \"Suggested to the "
      "user\".",
-     R"({"type":"object","properties":{)" R"("function": {"type": "string", "description": "Function name or address"},)"
+     R"({"type":"object","properties":{)"
+     R"("function": {"type": "string", "description": "Function name or address"},)"
      R"("new_name":{"type":"string","description":"A C identifier, like `check_license_key`"}},)"
      R"("required":["function","new_name"],"additionalProperties":false})",
      "", "eleven.rename", kEdit, false, check_rename},
     {"add_note", "Add note",
      "A short note on a function, shown beside its code. Written to the user's project, logged and undoable; a "
      "suggestion when review is on.",
-     R"({"type":"object","properties":{)" R"("function": {"type": "string", "description": "Function name or address"},)"
+     R"({"type":"object","properties":{)"
+     R"("function": {"type": "string", "description": "Function name or address"},)"
      R"("note":{"type":"string","description":"The note. Empty removes it."}},)"
      R"("required":["function","note"],"additionalProperties":false})",
      "", "eleven.annotate", kEdit, false, check_note},

@@ -30,7 +30,9 @@ void on_signal(int) {
   [[maybe_unused]] ssize_t n = ::write(g_signal_pipe[1], &c, 1);
 }
 
-absl::Status errno_status(const std::string& what) { return absl::UnavailableError(what + ": " + std::strerror(errno)); }
+absl::Status errno_status(const std::string& what) {
+  return absl::UnavailableError(what + ": " + std::strerror(errno));
+}
 
 absl::StatusOr<int> listen_on(const std::filesystem::path& path) {
   sockaddr_un addr{};
@@ -75,7 +77,10 @@ std::string reply_line(const rapidjson::Value* id, const answer& a) {
   rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
   w.StartObject();
   w.Key("id");
-  if (id != nullptr) id->Accept(w); else w.Null();
+  if (id != nullptr)
+    id->Accept(w);
+  else
+    w.Null();
   w.Key("ok");
   w.Bool(a.ok);
   w.Key(a.ok ? "text" : "error");
@@ -120,9 +125,7 @@ std::string handle(window_state& window, bool control, std::string_view line) {
 
 }  // namespace
 
-std::filesystem::path control_socket_for(const std::filesystem::path& bridge) {
-  return bridge.string() + ".control";
-}
+std::filesystem::path control_socket_for(const std::filesystem::path& bridge) { return bridge.string() + ".control"; }
 
 bridge_server::bridge_server(window_state& window, std::filesystem::path bridge_path)
     : window_(window), bridge_path_(std::move(bridge_path)), control_path_(control_socket_for(bridge_path_)) {}
@@ -146,13 +149,18 @@ absl::Status bridge_server::listen() {
   return absl::OkStatus();
 }
 
-absl::Status bridge_server::run() {
+absl::Status bridge_server::catch_stop_signals() {
+  if (g_signal_pipe[0] >= 0) return absl::OkStatus();
   if (::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return errno_status("cannot create a pipe");
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_signal;
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
+  return absl::OkStatus();
+}
+
+absl::Status bridge_server::run() {
+  if (absl::Status s = catch_stop_signals(); !s.ok()) return s;
 
   std::vector<client> clients;
   for (;;) {
@@ -200,7 +208,8 @@ absl::Status bridge_server::run() {
       }
       if (!c.out.empty()) {
         const ssize_t n = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
-        if (n > 0) c.out.erase(0, static_cast<size_t>(n));
+        if (n > 0)
+          c.out.erase(0, static_cast<size_t>(n));
         else if (n < 0 && errno != EAGAIN && errno != EINTR) {
           c.out.clear();
           c.closing = true;

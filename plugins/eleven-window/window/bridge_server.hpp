@@ -19,9 +19,14 @@ class bridge_server {
   bridge_server(window_state& window, std::filesystem::path bridge_path);
   ~bridge_server();
 
+  // From now on SIGINT, SIGTERM and SIGHUP ask run() to stop (at once if it is not serving yet)
+  // instead of killing the process, so every exit path closes the window and removes its files
+  // (sockets, the project's lock). Call it before opening a binary.
+  static absl::Status catch_stop_signals();
+
   // Binds both sockets (mode 0600). Refuses when another window already listens there.
   absl::Status listen();
-  // Serves until SIGINT or SIGTERM; then removes the socket files.
+  // Serves until SIGINT, SIGTERM or SIGHUP; then removes the socket files.
   absl::Status run();
 
  private:

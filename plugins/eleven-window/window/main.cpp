@@ -8,7 +8,8 @@
 //   toolhost-window open BINARY [--project FILE]                        [--socket PATH]
 //
 // `serve` prints ELEVEN_BRIDGE=<socket> on stdout once the sockets listen (a launcher reads
-// that line); ELEVEN_AGENT and ELEVEN_CHAT are the launcher's to choose. The other commands talk to a running window through its control socket;
+// that line); ELEVEN_AGENT and ELEVEN_CHAT are the launcher's to choose. The other commands talk to a running window
+// through its control socket;
 // --socket defaults to $ELEVEN_BRIDGE.
 #include <poll.h>
 #include <sys/socket.h>
@@ -72,11 +73,16 @@ std::optional<options> parse(int argc, char** argv, std::string& error) {
       into = argv[++i];
       return true;
     };
-    if (a == "--socket") { if (!value(o.socket)) return std::nullopt; }
-    else if (a == "--project") { if (!value(o.project)) return std::nullopt; }
-    else if (a == "--patched-copy") { if (!value(o.patched_copy)) return std::nullopt; }
-    else if (a == "--review") o.review = true;
-    else if (a == "--workbench") o.workbench = true;
+    if (a == "--socket") {
+      if (!value(o.socket)) return std::nullopt;
+    } else if (a == "--project") {
+      if (!value(o.project)) return std::nullopt;
+    } else if (a == "--patched-copy") {
+      if (!value(o.patched_copy)) return std::nullopt;
+    } else if (a == "--review")
+      o.review = true;
+    else if (a == "--workbench")
+      o.workbench = true;
     else if (a.rfind("--", 0) == 0) {
       error = "unknown option " + a;
       return std::nullopt;
@@ -108,6 +114,11 @@ int serve(const options& o) {
   wo.review = o.review;
   wo.start_on = o.workbench ? eleven::canvas::workbench : eleven::canvas::home;
   wo.patched_copy = o.patched_copy;
+  // A signal while the binary is read must still end in run()'s clean exit.
+  if (absl::Status s = eleven::bridge_server::catch_stop_signals(); !s.ok()) {
+    std::cerr << "toolhost-window: " << s.message() << "\n";
+    return 1;
+  }
   eleven::window_state window(wo);
   if (!o.positional.empty()) {
     if (absl::Status s = window.open(o.positional[0], o.project); !s.ok()) {
@@ -123,8 +134,8 @@ int serve(const options& o) {
   }
   // What an agent launcher exports for `toolhost --server eleven`.
   std::cout << "ELEVEN_BRIDGE=" << socket << std::endl;
-  std::cerr << "toolhost-window: listening; start the agent's `toolhost --server eleven` with ELEVEN_BRIDGE="
-            << socket << ", ELEVEN_AGENT=<agent name> and ELEVEN_CHAT=<chat id>\n";
+  std::cerr << "toolhost-window: listening; start the agent's `toolhost --server eleven` with ELEVEN_BRIDGE=" << socket
+            << ", ELEVEN_AGENT=<agent name> and ELEVEN_CHAT=<chat id>\n";
   if (absl::Status s = server.run(); !s.ok()) {
     std::cerr << "toolhost-window: " << s.message() << "\n";
     return 1;

@@ -22,7 +22,10 @@ void put(writer_t& w, std::string_view s) { w.String(s.data(), static_cast<rapid
 void put(writer_t& w, const std::string& s) { put(w, std::string_view(s)); }
 void put(writer_t& w, const char* s) { put(w, std::string_view(s)); }
 void put_optional(writer_t& w, const std::optional<std::string>& s) {
-  if (s) put(w, *s); else w.Null();
+  if (s)
+    put(w, *s);
+  else
+    w.Null();
 }
 
 std::string text_of(const rapidjson::Value& obj, const char* name) {
@@ -97,7 +100,8 @@ absl::StatusOr<project_store> project_store::load(const std::filesystem::path& p
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     std::error_code ec;
-    if (std::filesystem::exists(path, ec)) return absl::PermissionDeniedError("Cannot read the project file " + path.string() + ".");
+    if (std::filesystem::exists(path, ec))
+      return absl::PermissionDeniedError("Cannot read the project file " + path.string() + ".");
     return p;  // a new project
   }
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -113,7 +117,8 @@ absl::StatusOr<project_store> project_store::parse(std::string_view text, const 
   doc.Parse(text.data(), text.size());
   if (doc.HasParseError() || !doc.IsObject()) return bad(path, "it is not a JSON object");
   const rapidjson::Value& root = doc;  // const iterators keep C++20's rewritten != unambiguous
-  if (text_of(root, "format") != kFormat) return bad(path, "it is not a toolhost-window project (no \"format\": \"" + std::string(kFormat) + "\")");
+  if (text_of(root, "format") != kFormat)
+    return bad(path, "it is not a toolhost-window project (no \"format\": \"" + std::string(kFormat) + "\")");
   const std::string recorded = text_of(root, "binary");
   if (!recorded.empty() && recorded != p.binary_) {
     return absl::FailedPreconditionError("The project file " + path.string() + " belongs to " + recorded + ", not " +
@@ -122,7 +127,8 @@ absl::StatusOr<project_store> project_store::parse(std::string_view text, const 
   if (auto m = root.FindMember("marks"); m != root.MemberEnd() && m->value.IsObject()) {
     for (const auto& group : m->value.GetObject()) {
       auto kind = mark_kind_from(group.name.GetString());
-      if (!kind || !group.value.IsObject()) return bad(path, std::string("unknown mark group ") + group.name.GetString());
+      if (!kind || !group.value.IsObject())
+        return bad(path, std::string("unknown mark group ") + group.name.GetString());
       for (const auto& entry : group.value.GetObject()) {
         auto a = address_of(path, entry.name.GetString());
         if (!a.ok()) return a.status();
@@ -168,7 +174,7 @@ absl::StatusOr<project_store> project_store::parse(std::string_view text, const 
       sg.time = text_of(e, "time");
       sg.by = {text_of(e, "agent"), text_of(e, "chat")};
       const std::string status = text_of(e, "status");
-      sg.status = status == "accepted" ? suggestion_status::accepted
+      sg.status = status == "accepted"   ? suggestion_status::accepted
                   : status == "rejected" ? suggestion_status::rejected
                                          : suggestion_status::waiting;
       sg.summary = text_of(e, "summary");
@@ -318,8 +324,10 @@ const history_entry& project_store::apply(const change& c, const author& by, std
   e.before = mark(c.kind, c.address);
   e.text = std::move(text);
   auto& group = marks_[c.kind];
-  if (c.value) group[c.address] = *c.value;
-  else group.erase(c.address);
+  if (c.value)
+    group[c.address] = *c.value;
+  else
+    group.erase(c.address);
   history_.push_back(std::move(e));
   return history_.back();
 }
@@ -328,8 +336,10 @@ absl::StatusOr<history_entry> project_store::undo() {
   for (auto it = history_.rbegin(); it != history_.rend(); ++it) {
     if (it->undone) continue;
     auto& group = marks_[it->what.kind];
-    if (it->before) group[it->what.address] = *it->before;
-    else group.erase(it->what.address);
+    if (it->before)
+      group[it->what.address] = *it->before;
+    else
+      group.erase(it->what.address);
     it->undone = true;
     return *it;
   }

@@ -73,6 +73,8 @@ class project_store {
                                              const std::filesystem::path& binary);
 
   const std::filesystem::path& path() const noexcept { return path_; }
+  // Saves at `path` from now on (a project read from where an older window kept it).
+  void relocate(std::filesystem::path path) { path_ = std::move(path); }
   absl::Status save() const;
   std::string to_json() const;
 

@@ -5,10 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 
 #include <set>
@@ -25,8 +26,9 @@ namespace {
 std::string arg(const rapidjson::Value& args, const char* name) {
   if (!args.IsObject()) return {};
   auto it = args.FindMember(name);
-  return it != args.MemberEnd() && it->value.IsString() ? std::string(it->value.GetString(), it->value.GetStringLength())
-                                                        : std::string();
+  return it != args.MemberEnd() && it->value.IsString()
+             ? std::string(it->value.GetString(), it->value.GetStringLength())
+             : std::string();
 }
 
 bool has_arg(const rapidjson::Value& args, const char* name) {
@@ -41,23 +43,71 @@ std::string who(const author& a) {
 
 std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
-// Beside the binary when its folder is writable (the project travels with it); otherwise in
-// $XDG_STATE_HOME/eleven (~/.local/state/eleven), so opening /usr/bin/ls still saves marks.
-std::filesystem::path default_project_path(const std::filesystem::path& binary) {
-  const std::string name = binary.filename().string() + ".eleven.json";
-  if (::access(binary.parent_path().c_str(), W_OK) == 0) return binary.parent_path() / name;
-  const char* state = std::getenv("XDG_STATE_HOME");
+std::filesystem::path xdg_folder(const char* variable, const char* fallback_under_home) {
+  const char* value = std::getenv(variable);
+  if (value != nullptr && *value == '/') return value;  // the spec ignores relative values
   const char* home = std::getenv("HOME");
-  std::filesystem::path dir = state != nullptr && *state != '\0' ? std::filesystem::path(state)
-                              : std::filesystem::path(home != nullptr ? home : "/tmp") / ".local" / "state";
-  dir /= "eleven";
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  // The folder's path keeps two binaries of the same name apart.
-  const size_t tag = std::hash<std::string>{}(binary.parent_path().string());
-  char hex[20];
-  std::snprintf(hex, sizeof hex, "%016zx", tag);
-  return dir / (binary.filename().string() + "-" + std::string(hex, 8) + ".eleven.json");
+  return std::filesystem::path(home != nullptr && *home != '\0' ? home : "/tmp") / fallback_under_home;
+}
+
+// FNV-1a: a hash that is the same in every build, so a project is found again after an upgrade.
+uint64_t stable_hash(std::string_view text) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
+}
+
+std::string hex8(uint64_t v) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return std::string(buf, 8);
+}
+
+}  // namespace
+
+std::filesystem::path default_project_path(const std::filesystem::path& binary) {
+  const std::string name = binary.filename().string();
+  const std::filesystem::path folder = xdg_folder("XDG_DATA_HOME", ".local/share") / "eleven" / "projects" /
+                                       (name + "-" + hex8(stable_hash(binary.parent_path().string())));
+  return folder / (name + ".eleven.json");
+}
+
+std::vector<std::filesystem::path> legacy_project_paths(const std::filesystem::path& binary) {
+  const std::string name = binary.filename().string();
+  // The state-folder name used std::hash of the binary's folder, as libstdc++ computes it.
+  char tag[20];
+  std::snprintf(tag, sizeof tag, "%016zx", std::hash<std::string>{}(binary.parent_path().string()));
+  return {binary.parent_path() / (name + ".eleven.json"), xdg_folder("XDG_STATE_HOME", ".local/state") / "eleven" /
+                                                              (name + "-" + std::string(tag, 8) + ".eleven.json")};
+}
+
+namespace {
+
+// Takes the lock on `lock_path`: -1 with `error` set when it cannot, or when another window
+// holds it. The file may be removed by the window that held it between our open and our lock;
+// a lock on a removed file guards nothing, so that case tries again.
+int take_lock(const std::filesystem::path& lock_path, const std::filesystem::path& project, absl::Status& error) {
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      error = absl::PermissionDeniedError("Cannot create " + lock_path.string() + ": " + std::strerror(errno) + ".");
+      return -1;
+    }
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd);
+      error = absl::FailedPreconditionError("Another window has the project " + project.string() + " open.");
+      return -1;
+    }
+    struct stat held {
+    }, named{};
+    if (::fstat(fd, &held) == 0 && ::stat(lock_path.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
+        held.st_dev == named.st_dev) {
+      return fd;
+    }
+    ::close(fd);
+  }
+  error = absl::UnavailableError("Could not take the lock " + lock_path.string() + ": it keeps being replaced.");
+  return -1;
 }
 
 }  // namespace
@@ -65,26 +115,43 @@ std::filesystem::path default_project_path(const std::filesystem::path& binary) 
 absl::Status window_state::open(const std::filesystem::path& binary, std::filesystem::path project_path) {
   auto p = program::open(binary);
   if (!p.ok()) return p.status();
-  if (project_path.empty()) project_path = default_project_path(p->path());
+  const bool named = !project_path.empty();
+  if (!named) {
+    project_path = default_project_path(p->path());
+    std::error_code ec;
+    std::filesystem::create_directories(project_path.parent_path(), ec);
+    if (ec) {
+      return absl::PermissionDeniedError("Cannot create the project folder " + project_path.parent_path().string() +
+                                         ": " + ec.message() + "; name a project file with --project.");
+    }
+  }
   project_path = std::filesystem::absolute(project_path).lexically_normal();
   if (project_ && project_->path() == project_path) close();  // reopening our own project
   // Two windows saving one project would silently drop each other's changes.
-  const std::filesystem::path lock_path = project_path.parent_path() / ("." + project_path.filename().string() + ".lock");
-  const int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock < 0) {
-    return absl::PermissionDeniedError("Cannot create " + lock_path.string() + ": " + std::strerror(errno) + ".");
-  }
-  if (::flock(lock, LOCK_EX | LOCK_NB) != 0) {
+  const std::filesystem::path lock_path =
+      project_path.parent_path() / ("." + project_path.filename().string() + ".lock");
+  absl::Status locked;
+  const int lock = take_lock(lock_path, project_path, locked);
+  if (lock < 0) return locked;
+  const auto give_up = [&](absl::Status s) {
+    ::unlink(lock_path.c_str());
     ::close(lock);
-    return absl::FailedPreconditionError("Another window has the project " + project_path.string() + " open.");
+    return s;
+  };
+  std::error_code ec;
+  absl::StatusOr<project_store> store = project_store::load(project_path, p->path());
+  if (store.ok() && !named && !std::filesystem::exists(project_path, ec)) {
+    for (const auto& legacy : legacy_project_paths(p->path())) {
+      if (!std::filesystem::exists(legacy, ec)) continue;
+      store = project_store::load(legacy, p->path());
+      if (store.ok()) store->relocate(project_path);
+      break;
+    }
   }
-  auto store = project_store::load(project_path, p->path());
-  if (!store.ok()) {
-    ::close(lock);
-    return store.status();
-  }
+  if (!store.ok()) return give_up(store.status());
   close();
   project_lock_ = lock;
+  lock_path_ = lock_path;
   program_ = std::make_unique<program>(std::move(*p));
   project_ = std::make_unique<project_store>(std::move(*store));
   selected_.reset();
@@ -97,8 +164,12 @@ void window_state::close() {
   program_.reset();
   project_.reset();
   selected_.reset();
-  if (project_lock_ >= 0) ::close(project_lock_);  // releases the flock
+  if (project_lock_ >= 0) {
+    ::unlink(lock_path_.c_str());  // while the lock is still ours
+    ::close(project_lock_);        // releases the flock
+  }
   project_lock_ = -1;
+  lock_path_.clear();
 }
 
 void window_state::sync_procedures() {
@@ -158,6 +229,13 @@ absl::StatusOr<uint64_t> window_state::resolve_location(std::string_view text) c
 }
 
 answer window_state::call_tool(std::string_view tool, const rapidjson::Value& args, const author& from) {
+  // The name first: a tool Eleven does not have is that, open file or not.
+  static constexpr std::string_view kTools[] = {"current_view",  "open_function",   "set_view",         "list_marks",
+                                                "propose_patch", "rename_function", "add_note",         "add_comment",
+                                                "bookmark",      "set_code_type",   "set_number_format"};
+  if (std::find(std::begin(kTools), std::end(kTools), tool) == std::end(kTools)) {
+    return answer::refuse("Eleven has no tool named " + in_quotes(tool) + ".");
+  }
   if (!is_open()) return answer::refuse(std::string(kNoFileOpen));
   if (tool == "current_view") return current_view();
   if (tool == "open_function") return open_function(args);
@@ -172,7 +250,8 @@ answer window_state::call_tool(std::string_view tool, const rapidjson::Value& ar
       if (!from.agent.empty() && s.by.agent != from.agent) continue;
       own += "waiting for the user's review: " + s.summary + "\n";
     }
-    if (lines.empty() && own.empty()) return answer::fine("Nothing is written into the project for " + file_name() + " yet.");
+    if (lines.empty() && own.empty())
+      return answer::fine("Nothing is written into the project for " + file_name() + " yet.");
     lines += own;
     if (!lines.empty() && lines.back() == '\n') lines.pop_back();
     return answer::fine(lines);
@@ -190,12 +269,21 @@ answer window_state::current_view() const {
   w.Key("file");
   w.String(program_->path().string().c_str());
   w.Key("function");
-  if (selected_) w.String(display_name(*selected_).c_str()); else w.Null();
+  if (selected_)
+    w.String(display_name(*selected_).c_str());
+  else
+    w.Null();
   w.Key("address");
-  if (selected_) w.String(format_address(*selected_).c_str()); else w.Null();
+  if (selected_)
+    w.String(format_address(*selected_).c_str());
+  else
+    w.Null();
   w.Key("view");
   // The home canvas always reads pseudocode; the workbench shows the view the user chose.
-  if (selected_) w.String(canvas_ == canvas::home ? "pseudocode" : view_.c_str()); else w.Null();
+  if (selected_)
+    w.String(canvas_ == canvas::home ? "pseudocode" : view_.c_str());
+  else
+    w.Null();
   w.EndObject();
   return answer::fine(std::string(buffer.GetString(), buffer.GetSize()));
 }
@@ -211,8 +299,10 @@ answer window_state::set_view(const rapidjson::Value& args) {
   const std::string view = arg(args, "view");
   if (auto s = check_view(view); !s.ok()) return answer::refuse(std::string(s.message()));
   if (canvas_ == canvas::home) {
-    return answer::refuse("The user is on the home canvas, where only the workbench can switch views, so they keep reading "
-                          "pseudocode; ask them to open the workbench if they should see the " + view + " view.");
+    return answer::refuse(
+        "The user is on the home canvas, where only the workbench can switch views, so they keep reading "
+        "pseudocode; ask them to open the workbench if they should see the " +
+        view + " view.");
   }
   view_ = view;
   return answer::fine("Switched the workbench to the " + view + " view.");
@@ -251,8 +341,8 @@ absl::StatusOr<window_state::edit> window_state::plan_edit(std::string_view tool
     if (auto s = check_new_name(new_name); !s.ok()) return s;
     for (const auto& [address, fn] : program_->functions()) {
       if (address != *f && display_name(address) == new_name) {
-        return absl::AlreadyExistsError("Another function is already named " + new_name + " (" + format_address(address) +
-                                        "); choose another name.");
+        return absl::AlreadyExistsError("Another function is already named " + new_name + " (" +
+                                        format_address(address) + "); choose another name.");
       }
     }
     const std::string old_name = display_name(*f);
@@ -287,7 +377,8 @@ absl::StatusOr<window_state::edit> window_state::plan_edit(std::string_view tool
     const std::string comment = arg(args, "comment");
     const std::string at = format_address(*a);
     if (comment.empty()) {
-      if (!project_->mark(mark_kind::comment, *a)) return absl::NotFoundError("There is no comment at " + at + " to remove.");
+      if (!project_->mark(mark_kind::comment, *a))
+        return absl::NotFoundError("There is no comment at " + at + " to remove.");
       e.what = {mark_kind::comment, *a, std::nullopt};
       e.done = "Removed the comment at " + at + " from the user's project.";
       e.summary = "Remove the comment at " + at;
@@ -326,9 +417,8 @@ absl::StatusOr<window_state::edit> window_state::plan_edit(std::string_view tool
     } else {
       e.what = {mark_kind::code_type, *a, type};
       e.done = type == "procedure"
-                   ? "Started a function at " + at + " (" + (program_->function_starting(*a) != nullptr
-                                                                    ? display_name(*a)
-                                                                    : ghidra_function_name(*a)) +
+                   ? "Started a function at " + at + " (" +
+                         (program_->function_starting(*a) != nullptr ? display_name(*a) : ghidra_function_name(*a)) +
                          ") in the user's project."
                    : "Marked " + at + " as " + type + " in the user's project.";
       e.summary = "Mark " + at + " as " + type;
@@ -391,7 +481,8 @@ answer window_state::propose_patch(const rapidjson::Value& args, const author& f
   }
   if (!program_->has_file_bytes(*a, bytes->size())) {
     return answer::refuse("The " + std::to_string(bytes->size()) + " bytes at " + format_address(*a) +
-                          " are not all stored in " + file_name() + " (they reach memory the file does not hold), so "
+                          " are not all stored in " + file_name() +
+                          " (they reach memory the file does not hold), so "
                           "they cannot be patched.");
   }
   suggestion s;
@@ -421,7 +512,8 @@ absl::Status window_state::write_patched_copy() const {
     for (size_t i = 0; i < p.bytes.size(); ++i) {
       auto offset = program_->elf().file_offset(p.address + i);
       if (!offset || *offset >= image.size()) {
-        return absl::OutOfRangeError("The patch at " + format_address(p.address) + " reaches bytes the file does not hold.");
+        return absl::OutOfRangeError("The patch at " + format_address(p.address) +
+                                     " reaches bytes the file does not hold.");
       }
       image[*offset] = static_cast<char>(p.bytes[i]);
     }
@@ -429,9 +521,10 @@ absl::Status window_state::write_patched_copy() const {
   const std::filesystem::path target = patched_copy_path();
   std::error_code ec;
   if (std::filesystem::equivalent(target, program_->path(), ec)) {
-    return absl::FailedPreconditionError("The patched copy would overwrite the original file; choose another --patched-copy.");
+    return absl::FailedPreconditionError(
+        "The patched copy would overwrite the original file; choose another --patched-copy.");
   }
-  struct stat st{};
+  struct stat st {};
   const unsigned mode = ::stat(program_->path().c_str(), &st) == 0 ? (st.st_mode & 0777) : 0755;
   return write_file_atomically(target, image, mode);
 }
@@ -486,7 +579,8 @@ answer window_state::undo() {
 answer window_state::history() const {
   std::string out;
   for (const history_entry& e : project_->history()) {
-    out += "#" + std::to_string(e.seq) + " " + e.time + " " + who(e.by) + ": " + e.text + (e.undone ? " (undone)" : "") + "\n";
+    out += "#" + std::to_string(e.seq) + " " + e.time + " " + who(e.by) + ": " + e.text +
+           (e.undone ? " (undone)" : "") + "\n";
   }
   if (out.empty()) return answer::fine("No changes yet.");
   out.pop_back();
@@ -510,9 +604,15 @@ answer window_state::status() const {
   rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
   w.StartObject();
   w.Key("file");
-  if (is_open()) w.String(program_->path().string().c_str()); else w.Null();
+  if (is_open())
+    w.String(program_->path().string().c_str());
+  else
+    w.Null();
   w.Key("project");
-  if (is_open()) w.String(project_->path().string().c_str()); else w.Null();
+  if (is_open())
+    w.String(project_->path().string().c_str());
+  else
+    w.Null();
   w.Key("canvas");
   w.String(canvas_ == canvas::home ? "home" : "workbench");
   w.Key("review");
@@ -533,7 +633,8 @@ answer window_state::command(std::string_view name, const rapidjson::Value& args
   }
   if (name == "review") {
     auto it = args.IsObject() ? args.FindMember("on") : rapidjson::Value::ConstMemberIterator();
-    if (!args.IsObject() || it == args.MemberEnd() || !it->value.IsBool()) return answer::refuse("Say review on or review off.");
+    if (!args.IsObject() || it == args.MemberEnd() || !it->value.IsBool())
+      return answer::refuse("Say review on or review off.");
     options_.review = it->value.GetBool();
     return answer::fine(options_.review ? "Review is on: agents' edits become suggestions."
                                         : "Review is off: agents' edits are saved at once.");
@@ -555,7 +656,8 @@ answer window_state::command(std::string_view name, const rapidjson::Value& args
   if (name == "undo") return undo();
   if (name == "accept" || name == "reject") {
     auto it = args.IsObject() ? args.FindMember("id") : rapidjson::Value::ConstMemberIterator();
-    if (!has_arg(args, "id") || !it->value.IsUint64()) return answer::refuse("Give the suggestion's number, as suggestions lists it.");
+    if (!has_arg(args, "id") || !it->value.IsUint64())
+      return answer::refuse("Give the suggestion's number, as suggestions lists it.");
     return name == "accept" ? accept(it->value.GetUint64()) : reject(it->value.GetUint64());
   }
   return answer::refuse("Unknown command " + in_quotes(name) + ".");

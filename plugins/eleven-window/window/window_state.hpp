@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <absl/status/statusor.h>
 #include <rapidjson/document.h>
@@ -21,7 +22,7 @@ namespace toolhost::eleven {
 enum class canvas { home, workbench };
 
 struct window_options {
-  bool review = false;                  // edits become suggestions (Eleven's reviewAgentEdits)
+  bool review = false;  // edits become suggestions (Eleven's reviewAgentEdits)
   canvas start_on = canvas::home;
   std::filesystem::path patched_copy;  // where accepted patches go; default <project dir>/<binary>.patched
 };
@@ -33,6 +34,16 @@ struct answer {
   static answer refuse(std::string t) { return {false, std::move(t)}; }
 };
 
+// Where a binary's project lives unless the user names a place: in the XDG data folder, one
+// folder per binary (its path's hash keeps two binaries of one name apart), so opening /usr/bin/ls
+// writes nothing in /usr/bin:
+//   $XDG_DATA_HOME/eleven/projects/<name>-<hash>/<name>.eleven.json   (~/.local/share/...)
+// The project's lock and the default patched copy sit in the same folder.
+std::filesystem::path default_project_path(const std::filesystem::path& binary);
+// Where earlier windows kept it by default (beside the binary, or in $XDG_STATE_HOME/eleven); a
+// project found there is read, and saved at the default path from then on.
+std::vector<std::filesystem::path> legacy_project_paths(const std::filesystem::path& binary);
+
 class window_state {
  public:
   explicit window_state(window_options options) : options_(std::move(options)), canvas_(options_.start_on) {}
@@ -40,7 +51,8 @@ class window_state {
   window_state(const window_state&) = delete;
   window_state& operator=(const window_state&) = delete;
 
-  // Opens a binary and its project (default: <binary>.eleven.json beside it).
+  // Opens a binary and its project (default: default_project_path; nothing is written beside
+  // the binary).
   absl::Status open(const std::filesystem::path& binary, std::filesystem::path project = {});
   void close();
   bool is_open() const noexcept { return program_ != nullptr; }
@@ -86,7 +98,8 @@ class window_state {
   window_options options_;
   std::unique_ptr<program> program_;
   std::unique_ptr<project_store> project_;
-  int project_lock_ = -1;  // flock held on .<project>.lock while the project is open here
+  int project_lock_ = -1;            // flock held on .<project>.lock while the project is open here
+  std::filesystem::path lock_path_;  // removed when the project closes
   canvas canvas_ = canvas::home;
   std::optional<uint64_t> selected_;
   std::string view_ = "pseudocode";

@@ -12,8 +12,8 @@
 
 namespace {
 struct world {
-  toolhost::config::config cfg = *toolhost::config::parse("[servers.fuzz]\nplugins = []\n[servers.fuzz.privacy]\nhide_home_in_paths = true\n",
-                                                           "fuzz.toml", "/");
+  toolhost::config::config cfg = *toolhost::config::parse(
+      "[servers.fuzz]\nplugins = []\n[servers.fuzz.privacy]\nhide_home_in_paths = true\n", "fuzz.toml", "/");
   toolhost::plugins::loader loader{{}};
   toolhost::mcp::server srv{cfg, *cfg.find_server("fuzz"), loader};
   world() { srv.load_now(); }
@@ -24,7 +24,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static world w;
   const toolhost::mcp::sink ignore = [](toolhost::mcp::outgoing) {};
   auto s = toolhost::mcp::session::create(w.srv, ignore);
-  s->handle(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{}}})", ignore);
+  s->handle(
+      R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{}}})",
+      ignore);
   s->handle(std::string_view(reinterpret_cast<const char*>(data), size), ignore);
   s->close(1000);
   w.srv.workers().wait_idle(1000);

@@ -200,6 +200,19 @@ for (const [how, status] of [["segv", "SIGSEGV"], ["abort", "SIGABRT"], ["exit0"
   });
 }
 
+test("a handler that throws answers the client with the exception and logs it to stderr", async () => {
+  const t = raw(["--config", FAULTS_CONFIG, "--server", "faults"]);
+  t.send(INIT);
+  await t.answer(0);
+  t.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "die", arguments: { how: "throw" } } });
+  const r = await t.answer(1);
+  assert.equal(r.result.isError, true);
+  assert.equal(r.result.content[0].text, "die failed: the fixture threw on purpose");
+  t.child.stdin.end();
+  await t.exited;
+  assert.match(t.io.err, /error: .*tool die threw an exception: the fixture threw on purpose/);
+});
+
 test("a plugin with 100,000 tools lists its first page at once", async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolhost-many-"));
   const config = path.join(dir, "many.toml");

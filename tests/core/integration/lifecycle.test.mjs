@@ -74,6 +74,34 @@ test("toolhost exits when its parent dies", async () => {
   assert.ok(gone, "toolhost outlived its parent");
 });
 
+test("toolhost keeps serving when the thread of its parent that started it ends", async () => {
+  // A parent whose threads come and go (a toolhost whose rea-filter starts another toolhost from a
+  // worker thread) must not look like a parent that died: PR_SET_PDEATHSIG would fire here.
+  // The thread starts toolhost, sees it answer initialize (so it is serving), and ends.
+  const script = `
+import subprocess, sys, threading, time
+box = {}
+def start():
+    p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    p.stdin.write(sys.stdin.buffer.readline()); p.stdin.flush()
+    box.update(p=p, first=p.stdout.readline().decode().strip())
+t = threading.Thread(target=start)
+t.start(); t.join()
+time.sleep(1.5)
+p = box["p"]
+print(box["first"])
+p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\\n{"jsonrpc":"2.0","id":2,"method":"tools/list"}\\n'); p.stdin.flush()
+print(p.stdout.readline().decode().strip()); p.stdin.close(); print("exit", p.wait(timeout=30))
+`;
+  const { stdout } = await new Promise((resolve, reject) => {
+    const child = execFile("python3", ["-c", script, TOOLHOST, "--config", EXAMPLE_CONFIG, "--server", "example"], { timeout: 60000 }, (e, out) => (e ? reject(e) : resolve({ stdout: out })));
+    child.stdin.end(INIT);
+  });
+  assert.match(stdout, /"id":1,"result":\{"protocolVersion"/);
+  assert.match(stdout, /"id":2,"result":\{"tools":\[/);
+  assert.match(stdout, /exit 0/);
+});
+
 test("a bad config line is named with file:line:column and the host does not start", async () => {
   const file = path.join(os.tmpdir(), `toolhost-bad-${process.pid}.toml`);
   fs.writeFileSync(file, '[servers.x]\nplugins = ["example"]\nreview_edits = "yes"\n');

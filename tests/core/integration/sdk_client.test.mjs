@@ -2,6 +2,9 @@
 // listing, calling, progress, cancellation, and every permission setting.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { connect, sleep } from "./harness.mjs";
 
@@ -114,4 +117,85 @@ test("a never row is refused naming the row", async () => {
   assert.equal(res.isError, true);
   assert.match(res.content[0].text, /permission row "Count numbers" is set to Never/);
   await client.close();
+});
+
+test("the question shows the call's arguments, and 'allow for this session' stops the asking until the client leaves", async () => {
+  const questions = [];
+  const open = () =>
+    connect({
+      server: "example-ask",
+      capabilities: { elicitation: {} },
+      onElicit: async (req) => {
+        questions.push(req.params);
+        return { action: "accept", content: { approve: true, for_session: true } };
+      },
+    });
+  let { client, stderr } = await open();
+  let res = await client.callTool({ name: "count", arguments: { to: 2 } });
+  assert.deepEqual(res.structuredContent, { counted: 2, completed: true });
+  assert.equal(questions.length, 1);
+  assert.equal(questions[0].message, "Allow count to: 2?\n(Count numbers; server example-ask)");
+  const form = questions[0].requestedSchema.properties;
+  assert.equal(form.for_session.type, "boolean");
+  assert.equal(form.for_session.title, "Allow for this session");
+  res = await client.callTool({ name: "count", arguments: { to: 3 } });
+  assert.deepEqual(res.structuredContent, { counted: 3, completed: true });
+  assert.equal(questions.length, 1, "asked again after 'allow for this session'");
+  await client.close();
+  assert.match(stderr(), /allowed count \(Count numbers, ask: accepted for this session\)/);
+  assert.match(stderr(), /allowed count \(Count numbers, ask: allowed for this session\)/);
+  // A new session asks again: the answer was for one session, not written anywhere.
+  ({ client } = await open());
+  await client.callTool({ name: "count", arguments: { to: 1 } });
+  assert.equal(questions.length, 2);
+  await client.close();
+});
+
+test("approving once without 'for this session' asks again at the next call", async () => {
+  let asked = 0;
+  const { client } = await connect({
+    server: "example-ask",
+    capabilities: { elicitation: {} },
+    onElicit: async () => {
+      asked++;
+      return { action: "accept", content: { approve: true } };
+    },
+  });
+  await client.callTool({ name: "count", arguments: { to: 1 } });
+  await client.callTool({ name: "count", arguments: { to: 1 } });
+  assert.equal(asked, 2);
+  await client.close();
+});
+
+test("--allow and --deny set one permission row for one run; an overlay names only the rows that differ", async () => {
+  // A client that cannot be asked (the Inspector) gets the ask row's tool with --allow.
+  let { client } = await connect({ server: "example-ask", args: ["--allow", "example.count"] });
+  let res = await client.callTool({ name: "count", arguments: { to: 2 } });
+  assert.deepEqual(res.structuredContent, { counted: 2, completed: true });
+  await client.close();
+  // Without it, the refusal names the flag as a way out.
+  ({ client } = await connect({ server: "example-ask" }));
+  res = await client.callTool({ name: "count", arguments: { to: 2 } });
+  assert.equal(res.isError, true);
+  assert.match(res.content[0].text, /--allow example\.count/);
+  await client.close();
+  ({ client } = await connect({ server: "example", args: ["--deny", "example.count"] }));
+  res = await client.callTool({ name: "count", arguments: { to: 2 } });
+  assert.equal(res.isError, true);
+  assert.match(res.content[0].text, /"Count numbers" is set to Never/);
+  await client.close();
+
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolhost-overlay-"));
+  const overlay = path.join(dir, "mine.toml");
+  fs.writeFileSync(overlay, '[servers.example-never.permissions]\n"example.count" = "allow"\n');
+  ({ client } = await connect({ server: "example-never", args: ["--overlay", overlay] }));
+  res = await client.callTool({ name: "count", arguments: { to: 2 } });
+  assert.deepEqual(res.structuredContent, { counted: 2, completed: true });
+  await client.close();
+  // The flags win over the overlay, and the overlay over the config.
+  ({ client } = await connect({ server: "example-never", args: ["--overlay", overlay, "--deny", "example.count"] }));
+  res = await client.callTool({ name: "count", arguments: { to: 2 } });
+  assert.equal(res.isError, true);
+  await client.close();
+  fs.rmSync(dir, { recursive: true, force: true });
 });

@@ -237,6 +237,19 @@ test("unknown flags and commands get a did-you-mean, and errors carry no interna
   assert.match(r.stderr, /^toolhost: no server named 'exampel' in \S+example\.toml; did you mean 'example'\? \(servers: /);
 });
 
+test("--set for a plugin that only disabled servers serve says the server is disabled", async () => {
+  const root = scratch("set-disabled");
+  const config = path.join(root, "toolhost.toml");
+  fs.writeFileSync(config, `plugin_dirs = [${JSON.stringify(FIXTURE_DIR)}]\ndefault_server = "on"\n` +
+    `[servers.on]\nplugins = ["fixture-good"]\n[servers.off]\nenabled = false\nplugins = ["fixture-faults"]\n`);
+  let r = await run(TOOLHOST, ["--config", config, "--set", "fixture-faults.delay_ms=1"], { input: INIT });
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /^toolhost: '--set fixture-faults\.delay_ms=1' would change nothing: plugin 'fixture-faults' is served only by disabled servers: 'off' \(enabled = false at \S+toolhost\.toml:5:\d+\); set enabled = true there/);
+  r = await run(TOOLHOST, ["--config", config, "--set", "nobody.x=1"], { input: INIT });
+  assert.match(r.stderr, /no server in the config serves plugin 'nobody'/);
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
 test("--token-file reads the bearer token from a file only its owner can read", async () => {
   const root = scratch("token");
   const file = path.join(root, "token");

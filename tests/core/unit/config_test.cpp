@@ -55,14 +55,15 @@ plugins = []
 }
 
 TEST_CASE("configuration errors name file, line, column and key", "[config]") {
-  CHECK(error_of("plugin_dirs = [\"a\"\nx = 1") .rfind("t.toml:", 0) == 0);
+  CHECK(error_of("plugin_dirs = [\"a\"\nx = 1").rfind("t.toml:", 0) == 0);
   CHECK(error_of("[servers.a]\nplugins = \"example\"\n") ==
         "t.toml:2:11: servers.a.plugins: expected an array of strings, like [\"a\", \"b\"]");
   CHECK(error_of("[servers.a]\nplugins = [1]\n") == "t.toml:2:12: servers.a.plugins: every item must be a string");
   CHECK(error_of("[permissions]\n\"x\" = \"maybe\"\n") ==
         "t.toml:2:7: permissions.x: expected \"allow\", \"ask\" or \"never\"");
-  CHECK(error_of("[servers.a]\nplugin = []\n").find("t.toml:2:10: servers.a.plugin: unknown key; expected one of: "
-                                                    "description, enabled, plugins") == 0);
+  CHECK(error_of("[servers.a]\nplugin = []\n")
+            .find("t.toml:2:10: servers.a.plugin: unknown key; expected one of: "
+                  "description, enabled, plugins") == 0);
   CHECK(error_of("default_server = \"nope\"\n") ==
         "t.toml:1:18: default_server: no [servers.nope] table declares this server");
   CHECK(error_of("page_size = 0\n") == "t.toml:1:13: page_size: must be between 1 and 10000");
@@ -97,15 +98,18 @@ plugins = ["example"]
   CHECK(c->find_server("ntoseye")->settings.at("gdb-backend") == R"({"timeout_ms":500})");
   CHECK(c->find_server("other")->settings.count("debugger") == 0);
   auto s = toolhost::config::override_setting(*c, "nobody.x=1");
-  CHECK(std::string(s.message()) == "no server in the config serves plugin 'nobody', so 'nobody.x=1' would change nothing");
+  CHECK(std::string(s.message()) ==
+        "no server in the config serves plugin 'nobody', so 'nobody.x=1' would change nothing");
   CHECK_FALSE(toolhost::config::override_setting(*c, "no-dot=1").ok());
 }
 
 TEST_CASE("an overlay names only what differs; errors name the file that wrote the value", "[config]") {
   auto c = toolhost::config::parse_layers(
-      {{"/etc/base.toml", "plugin_dirs = [\"plugins\"]\n[permissions]\n\"a.x\" = \"ask\"\n[servers.s]\nplugins = [\"p\", \"q\"]\n"
-                          "[servers.s.settings.p]\nkeep = 1\nchange = 1\n"},
-       {"/home/al/over.toml", "[permissions]\n\"a.y\" = \"never\"\n[servers.s]\nplugins = [\"p\"]\n[servers.s.settings.p]\nchange = 2\n"}},
+      {{"/etc/base.toml",
+        "plugin_dirs = [\"plugins\"]\n[permissions]\n\"a.x\" = \"ask\"\n[servers.s]\nplugins = [\"p\", \"q\"]\n"
+        "[servers.s.settings.p]\nkeep = 1\nchange = 1\n"},
+       {"/home/al/over.toml",
+        "[permissions]\n\"a.y\" = \"never\"\n[servers.s]\nplugins = [\"p\"]\n[servers.s.settings.p]\nchange = 2\n"}},
       "/opt/bin");
   REQUIRE(c.ok());
   CHECK(c->overlays == std::vector<std::string>{"/home/al/over.toml"});
@@ -118,16 +122,17 @@ TEST_CASE("an overlay names only what differs; errors name the file that wrote t
   REQUIRE(s != nullptr);
   CHECK(s->plugins == std::vector<std::string>{"p"});  // arrays are replaced, not merged
   CHECK(s->settings.at("p") == R"({"change":2,"keep":1})");
-  auto bad = toolhost::config::parse_layers({{"/etc/base.toml", "[servers.s]\nplugins = []\n"},
-                                             {"/home/al/over.toml", "[servers.s]\nenabled = \"no\"\n"}},
-                                            "/opt/bin");
+  auto bad = toolhost::config::parse_layers(
+      {{"/etc/base.toml", "[servers.s]\nplugins = []\n"}, {"/home/al/over.toml", "[servers.s]\nenabled = \"no\"\n"}},
+      "/opt/bin");
   REQUIRE_FALSE(bad.ok());
   CHECK(std::string(bad.status().message()) == "/home/al/over.toml:2:11: servers.s.enabled: expected true or false");
 }
 
 TEST_CASE("the allow, deny and ask flags win over every table for one run", "[config]") {
-  auto c = parse("[permissions]\n\"k\" = \"ask\"\n[servers.s]\nplugins = []\n[servers.s.permissions]\n\"k\" = \"never\"\n",
-                 "t.toml", "/");
+  auto c =
+      parse("[permissions]\n\"k\" = \"ask\"\n[servers.s]\nplugins = []\n[servers.s.permissions]\n\"k\" = \"never\"\n",
+            "t.toml", "/");
   REQUIRE(c.ok());
   CHECK(c->permission_for(*c->find_server("s"), "k") == permission::never);
   REQUIRE(toolhost::config::override_permission(*c, "k", permission::allow, "--allow").ok());
@@ -136,27 +141,34 @@ TEST_CASE("the allow, deny and ask flags win over every table for one run", "[co
 }
 
 TEST_CASE("call_timeout_ms per server and per tool", "[config]") {
-  auto c = parse("[servers.s]\nplugins = []\ncall_timeout_ms = 1000\n[servers.s.tools.slow]\ncall_timeout_ms = 9000\n"
-                 "[servers.s.tools.other]\n",
-                 "t.toml", "/");
+  auto c = parse(
+      "[servers.s]\nplugins = []\ncall_timeout_ms = 1000\n[servers.s.tools.slow]\ncall_timeout_ms = 9000\n"
+      "[servers.s.tools.other]\n",
+      "t.toml", "/");
   REQUIRE(c.ok());
   const auto* s = c->find_server("s");
   CHECK(s->call_timeout_for("slow") == 9000);
   CHECK(s->call_timeout_for("other") == 1000);
   CHECK(s->call_timeout_for("anything") == 1000);
-  CHECK(error_of("[servers.s]\ncall_timeout_ms = -1\n") == "t.toml:2:19: servers.s.call_timeout_ms: must be between 0 and 86400000");
-  CHECK(error_of("[servers.s.tools.x]\ntimeout = 1\n").find("t.toml:2:11: servers.s.tools.x.timeout: unknown key; expected one of: call_timeout_ms") == 0);
+  CHECK(error_of("[servers.s]\ncall_timeout_ms = -1\n") ==
+        "t.toml:2:19: servers.s.call_timeout_ms: must be between 0 and 86400000");
+  CHECK(error_of("[servers.s.tools.x]\ntimeout = 1\n")
+            .find("t.toml:2:11: servers.s.tools.x.timeout: unknown key; expected one of: call_timeout_ms") == 0);
 }
 
 TEST_CASE("nesting is limited before the TOML parser recurses", "[config]") {
   std::string deep = "a";
   for (int i = 0; i < 50000; ++i) deep += ".b";
-  CHECK(error_of(deep + " = 1\n") == "t.toml:1:128: a dotted key or table header has too many parts (toolhost allows 64)");
-  CHECK(error_of(std::string(100, '[') + std::string(100, ']')).find("arrays or inline tables nest too deeply") != std::string::npos);
+  CHECK(error_of(deep + " = 1\n") ==
+        "t.toml:1:128: a dotted key or table header has too many parts (toolhost allows 64)");
+  CHECK(error_of(std::string(100, '[') + std::string(100, ']')).find("arrays or inline tables nest too deeply") !=
+        std::string::npos);
   // Dots in strings, comments and numbers are not key parts.
   std::string many_dots(200, '.');
-  CHECK(parse("# " + many_dots + "\n[servers.s]\nplugins = []\ndescription = \"" + many_dots + "\"\n", "t.toml", "/").ok());
-  CHECK(parse("x = '''\n" + many_dots + "\n'''\n", "t.toml", "/").status().message().find("unknown key") != std::string::npos);
+  CHECK(parse("# " + many_dots + "\n[servers.s]\nplugins = []\ndescription = \"" + many_dots + "\"\n", "t.toml", "/")
+            .ok());
+  CHECK(parse("x = '''\n" + many_dots + "\n'''\n", "t.toml", "/").status().message().find("unknown key") !=
+        std::string::npos);
 }
 
 TEST_CASE("without --config nothing in the current folder is read", "[config]") {

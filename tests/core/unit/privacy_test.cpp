@@ -39,13 +39,14 @@ TEST_CASE("a whole message is filtered, keys included, but not the client's id o
   using toolhost::policy::hide_home_in_message;
   CHECK(hide_home_in_message(R"({"jsonrpc":"2.0","id":"/home/al","result":{"/home/al/k":["/home/al/v",1.5e300,7]}})",
                              "/home/al") == R"({"jsonrpc":"2.0","id":"/home/al","result":{"~/k":["~/v",1.5e300,7]}})");
-  CHECK(hide_home_in_message(
-            R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"/home/al","message":"/home/al/x"}})",
-            "/home/al") ==
-        R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"/home/al","message":"~/x"}})");
+  CHECK(
+      hide_home_in_message(
+          R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"/home/al","message":"/home/al/x"}})",
+          "/home/al") ==
+      R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"/home/al","message":"~/x"}})");
   // Numbers are copied as written, even past what a double holds.
-  CHECK(hide_home_in_message(R"({"params":{"progressToken":1180591620717411303424,"message":"/home/al"}})", "/home/al") ==
-        R"({"params":{"progressToken":1180591620717411303424,"message":"~"}})");
+  CHECK(hide_home_in_message(R"({"params":{"progressToken":1180591620717411303424,"message":"/home/al"}})",
+                             "/home/al") == R"({"params":{"progressToken":1180591620717411303424,"message":"~"}})");
   CHECK(hide_home_in_message(R"([{"id":1,"result":"/home/al"},{"id":"/home/al","error":{}}])", "/home/al") ==
         R"([{"id":1,"result":"~"},{"id":"/home/al","error":{}}])");
   const std::string untouched = R"({"id":1,"result":{"text":"nothing"}})";

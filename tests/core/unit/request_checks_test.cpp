@@ -28,8 +28,10 @@ TEST_CASE("progress tokens: strings and integers as written, floats refused", "[
   CHECK(*token_of(R"({"params":{"_meta":{"progressToken":-3}}})") == "-3");
   CHECK(*token_of(R"({"params":{"_meta":{"progressToken":18446744073709551615}}})") == "18446744073709551615");
   CHECK(*token_of(R"({"params":{"_meta":{"progressToken":1180591620717411303424}}})") == "1180591620717411303424");
-  CHECK(*token_of(R"([{"params":{"_meta":{"progressToken":1}}},{"params":{"_meta":{"progressToken":99999999999999999999999}}}])", 1) ==
-        "99999999999999999999999");
+  CHECK(
+      *token_of(
+          R"([{"params":{"_meta":{"progressToken":1}}},{"params":{"_meta":{"progressToken":99999999999999999999999}}}])",
+          1) == "99999999999999999999999");
   CHECK_FALSE(token_of(R"({"params":{"_meta":{"progressToken":1.5}}})").ok());
   CHECK_FALSE(token_of(R"({"params":{"_meta":{"progressToken":1e30}}})").ok());
   CHECK_FALSE(token_of(R"({"params":{"_meta":{"progressToken":true}}})").ok());

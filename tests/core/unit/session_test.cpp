@@ -96,7 +96,8 @@ TEST_CASE("initialize echoes a supported version and offers the latest otherwise
     CHECK(h.take_for("1").find(std::string(R"("protocolVersion":")") + v + "\"") != std::string::npos);
   }
   harness h;
-  h.send(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"1999-01-01","capabilities":{}}})");
+  h.send(
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"1999-01-01","capabilities":{}}})");
   CHECK(h.take_for("1").find(R"("protocolVersion":"2025-11-25")") != std::string::npos);
 }
 
@@ -157,14 +158,16 @@ TEST_CASE("batches work in 2025-03-26 only", "[session]") {
   h.send(R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])");
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   bool refused = false;
-  for (const auto& m : h.all()) refused = refused || m.json.find("batches are not part of MCP 2025-11-25") != std::string::npos;
+  for (const auto& m : h.all())
+    refused = refused || m.json.find("batches are not part of MCP 2025-11-25") != std::string::npos;
   CHECK(refused);
 }
 
 TEST_CASE("a cancelled call stops and sends no result", "[session]") {
   harness h;
   h.init();
-  h.send(R"({"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"count","arguments":{"to":1000,"delay_ms":20},"_meta":{"progressToken":"tok"}}})");
+  h.send(
+      R"({"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"count","arguments":{"to":1000,"delay_ms":20},"_meta":{"progressToken":"tok"}}})");
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
   h.send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":42,"reason":"test"}})");
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -194,7 +197,8 @@ TEST_CASE("privacy replaces the home folder in answers", "[session]") {
   harness h("example-private");
   h.init();
   // The fixture's echo tool sends its arguments back, path included.
-  h.send(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fixture_echo","arguments":{"text":"/home/someone/secret and /home/someonelse"}}})");
+  h.send(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fixture_echo","arguments":{"text":"/home/someone/secret and /home/someonelse"}}})");
   const std::string answer = h.take_for("1");
   CHECK(answer.find(R"("text":"~/secret and /home/someonelse")") != std::string::npos);
 }

@@ -29,8 +29,8 @@ std::string problem(const std::string& toml, std::vector<std::string> overrides 
   config::settings_origin origin;
   if (auto o = s.settings_origins.find("p"); o != s.settings_origins.end()) origin = o->second;
   if (origin.table.empty()) origin.table = s.source;
-  const absl::Status st = check_settings(schema, settings != s.settings.end() ? settings->second : "{}", origin,
-                                         {"p", "s", listing});
+  const absl::Status st =
+      check_settings(schema, settings != s.settings.end() ? settings->second : "{}", origin, {"p", "s", listing});
   return std::string(st.message());
 }
 

@@ -18,9 +18,10 @@ TEST_CASE("well-formed UTF-8 passes, the first bad byte is found", "[utf8]") {
 TEST_CASE("each maximal ill-formed subsequence becomes one U+FFFD", "[utf8]") {
   const std::string r = "\xEF\xBF\xBD";
   CHECK(repaired("ok") == "ok");
-  CHECK(repaired("a\xFF" "b") == "a" + r + "b");
-  CHECK(repaired("\xE2\x82 x") == r + " x");          // a truncated euro sign: one
-  CHECK(repaired("\xED\xA0\x80") == r + r + r);       // a surrogate: three, as WHATWG decodes it
+  CHECK(repaired("a\xFF"
+                 "b") == "a" + r + "b");
+  CHECK(repaired("\xE2\x82 x") == r + " x");     // a truncated euro sign: one
+  CHECK(repaired("\xED\xA0\x80") == r + r + r);  // a surrogate: three, as WHATWG decodes it
   CHECK(repaired("\xC0\xAF") == r + r);
   CHECK(repaired("\xF0\x9F") == r);
   CHECK(repaired("\xF0\x9F\x98\x80\xFF") == "\xF0\x9F\x98\x80" + r);

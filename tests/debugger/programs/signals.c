@@ -14,20 +14,20 @@
 static volatile sig_atomic_t usr1_seen, alrm_seen, chld_seen;
 static volatile int usr1_code, usr1_from_self, alrm_code, chld_code, chld_status, chld_pid;
 
-__attribute__((noinline)) void on_usr1(int signo, siginfo_t *info, void *context) {
+__attribute__((noinline)) void on_usr1(int signo, siginfo_t* info, void* context) {
   (void)context;
   usr1_code = info->si_code;
   usr1_from_self = info->si_pid == getpid();
   usr1_seen = signo;
 }
 
-__attribute__((noinline)) void on_alrm(int signo, siginfo_t *info, void *context) {
+__attribute__((noinline)) void on_alrm(int signo, siginfo_t* info, void* context) {
   (void)context;
   alrm_code = info->si_code;
   alrm_seen = signo;
 }
 
-__attribute__((noinline)) void on_chld(int signo, siginfo_t *info, void *context) {
+__attribute__((noinline)) void on_chld(int signo, siginfo_t* info, void* context) {
   (void)context;
   chld_code = info->si_code;
   chld_status = info->si_status;
@@ -35,7 +35,7 @@ __attribute__((noinline)) void on_chld(int signo, siginfo_t *info, void *context
   chld_seen = signo;
 }
 
-static void install(int signo, void (*handler)(int, siginfo_t *, void *)) {
+static void install(int signo, void (*handler)(int, siginfo_t*, void*)) {
   struct sigaction action;
   memset(&action, 0, sizeof action);
   action.sa_sigaction = handler;
@@ -48,19 +48,19 @@ static void install(int signo, void (*handler)(int, siginfo_t *, void *)) {
 }
 
 /* Waits (signals blocked outside the wait, so none is missed) until `flag` is set, or 10 s. */
-static void wait_for(volatile sig_atomic_t *flag, const sigset_t *during) {
+static void wait_for(volatile sig_atomic_t* flag, const sigset_t* during) {
   for (int rounds = 0; !*flag && rounds < 100; ++rounds) {
     sigsuspend(during);
   }
 }
 
-__attribute__((noinline)) void crash(volatile int *where) { *where = 1; }
+__attribute__((noinline)) void crash(volatile int* where) { *where = 1; }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IONBF, 0);
   if (argc > 1 && strcmp(argv[1], "segv") == 0) {
     printf("about to fault\n");
-    crash((volatile int *)0x10);
+    crash((volatile int*)0x10);
     printf("not reached\n");
     return 0;
   }

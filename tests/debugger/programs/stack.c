@@ -12,7 +12,7 @@ struct point {
   short y;
   char tag[3];
   double weight;
-  struct point *next;
+  struct point* next;
   unsigned flags : 3;
   unsigned mode : 5;
   union {
@@ -26,7 +26,7 @@ volatile int sink;
 
 __attribute__((noinline)) void on_usr1(int signo) { sink = signo; }
 
-__attribute__((noinline)) int leaf(int n, struct point *p) {
+__attribute__((noinline)) int leaf(int n, struct point* p) {
   int local = n * 2 + p->y;
   char buffer[4];
   int fds[2];
@@ -42,14 +42,14 @@ __attribute__((noinline)) int leaf(int n, struct point *p) {
   return local + sink;
 }
 
-__attribute__((noinline)) int recurse(int n, struct point *p) {
+__attribute__((noinline)) int recurse(int n, struct point* p) {
   if (n == 0) return leaf(n, p);
   int r = recurse(n - 1, p);
   sink = r;
   return r + 1;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   struct point pt = {1, 2, "ab", 3.5, 0, 5, 9, {7}, blue};
   signal(SIGUSR1, on_usr1);
   const int depth = argc > 1 && strcmp(argv[1], "deep") == 0 ? 18 : 3;

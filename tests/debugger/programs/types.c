@@ -32,8 +32,8 @@ struct packet {
   enum mode mode;
   int matrix[2][3];
   struct inner inners[2];
-  int (*handler)(int, char *);
-  const char *name;
+  int (*handler)(int, char*);
+  const char* name;
   _Bool flag;
   double d;
   char tail[];

@@ -11,8 +11,8 @@ volatile unsigned char message[16];
 volatile uint64_t marker;
 volatile uint64_t counter;
 
-__attribute__((noinline)) void fill_message(volatile unsigned char *out) {
-  const char *text = "hello, world";
+__attribute__((noinline)) void fill_message(volatile unsigned char* out) {
+  const char* text = "hello, world";
   for (int i = 0; text[i] != 0; ++i) out[i] = (unsigned char)text[i];
   out[12] = 0;
   marker = 0x1122334455667788ull;
@@ -25,7 +25,7 @@ __attribute__((noinline)) int step_target(int x) {
 }
 
 __attribute__((noinline)) void report(void) {
-  printf("message=%s\n", (const char *)message);
+  printf("message=%s\n", (const char*)message);
   fflush(stdout);
 }
 
@@ -38,7 +38,7 @@ __attribute__((noinline)) void spin(void) {
   }
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   fill_message(message);
   int value = step_target(5);
   if (argc > 1 && strcmp(argv[1], "slow") == 0) usleep(400000);

@@ -75,8 +75,8 @@ class call {
   // Runs `fn` (once, from another thread) when the client cancels this call.
   void on_cancel(std::function<void()> fn) {
     cancel_handler_ = std::make_unique<std::function<void()>>(std::move(fn));
-    raw_->on_cancel(raw_, [](void* ud) { (*static_cast<std::function<void()>*>(ud))(); },
-                    cancel_handler_.get());
+    raw_->on_cancel(
+        raw_, [](void* ud) { (*static_cast<std::function<void()>*>(ud))(); }, cancel_handler_.get());
   }
 
   // A notifications/message to the client; `data_json` is any JSON value.
@@ -100,8 +100,8 @@ class call {
 
   // Asks the person through a form (elicitation/create); `schema_json` is the requestedSchema.
   absl::StatusOr<elicit_answer> elicit(std::string_view message, std::string_view schema_json) const {
-    std::string params = std::string(R"({"mode":"form","message":)") + quote(message) +
-                         R"(,"requestedSchema":)" + std::string(schema_json) + "}";
+    std::string params = std::string(R"({"mode":"form","message":)") + quote(message) + R"(,"requestedSchema":)" +
+                         std::string(schema_json) + "}";
     auto answer = request("elicitation/create", params);
     if (!answer.ok()) return answer.status();
     auto doc = parse_json(*answer);

@@ -102,9 +102,7 @@ class debug_target {
   virtual absl::Status resume(toolhost_dt_resume_t, int64_t) { return cannot("resume the target"); }
   // Resumes and delivers POSIX signal `signal` (the target OS's number) to the thread of the last
   // stop.
-  virtual absl::Status resume_with_signal(toolhost_dt_resume_t, int64_t, int32_t) {
-    return cannot("deliver signals");
-  }
+  virtual absl::Status resume_with_signal(toolhost_dt_resume_t, int64_t, int32_t) { return cannot("deliver signals"); }
   // The signals the backend hands to the program without reporting them; replaces the last set.
   virtual absl::Status pass_signals(const std::vector<int32_t>&) { return cannot("pass signals by itself"); }
   // The siginfo of the last signal stop, in the target's layout; NotFound when there is none.
@@ -112,9 +110,7 @@ class debug_target {
   // [any-thread]
   virtual absl::Status interrupt() { return cannot("interrupt the target"); }
   // The next stop; DeadlineExceeded (TOOLHOST_ERR_TIMEOUT) while the target still runs.
-  virtual absl::StatusOr<toolhost_dt_stop_t> wait_stop(std::chrono::milliseconds) {
-    return cannot("run the target");
-  }
+  virtual absl::StatusOr<toolhost_dt_stop_t> wait_stop(std::chrono::milliseconds) { return cannot("run the target"); }
   virtual bool is_running() { return false; }
   virtual std::vector<dt_thread> threads() { return {}; }
   virtual absl::Status select_thread(int64_t) { return cannot("select threads"); }
@@ -243,7 +239,8 @@ inline toolhost_status_t dt_write_memory(toolhost_debug_target_t* t, toolhost_dt
                                          const void* data, size_t size, toolhost_writer_t* error) noexcept {
   return guarded(t, error, [&](debug_target& d) {
     if (!known_space(space)) return fail(error, unknown_space(space));
-    return fail(error, d.write_memory(space, address, absl::Span<const uint8_t>(static_cast<const uint8_t*>(data), size)));
+    return fail(error,
+                d.write_memory(space, address, absl::Span<const uint8_t>(static_cast<const uint8_t*>(data), size)));
   });
 }
 
@@ -262,7 +259,8 @@ inline toolhost_status_t dt_read_registers(toolhost_debug_target_t* t, int64_t t
 inline toolhost_status_t dt_write_register(toolhost_debug_target_t* t, int64_t thread, uint32_t index,
                                            const void* value, size_t size, toolhost_writer_t* error) noexcept {
   return guarded(t, error, [&](debug_target& d) {
-    return fail(error, d.write_register(thread, index, absl::Span<const uint8_t>(static_cast<const uint8_t*>(value), size)));
+    return fail(error,
+                d.write_register(thread, index, absl::Span<const uint8_t>(static_cast<const uint8_t*>(value), size)));
   });
 }
 
@@ -359,7 +357,8 @@ inline void dt_list_threads(toolhost_debug_target_t* t, toolhost_writer_t* out) 
   });
 }
 
-inline toolhost_status_t dt_select_thread(toolhost_debug_target_t* t, int64_t thread, toolhost_writer_t* error) noexcept {
+inline toolhost_status_t dt_select_thread(toolhost_debug_target_t* t, int64_t thread,
+                                          toolhost_writer_t* error) noexcept {
   return guarded(t, error, [&](debug_target& d) { return fail(error, d.select_thread(thread)); });
 }
 
@@ -404,9 +403,8 @@ inline toolhost_status_t dt_extension(toolhost_debug_target_t* t, const char* op
 }
 
 template <open_fn Open>
-toolhost_debug_target_t* dt_open(const toolhost_debug_target_factory_t* factory, const char* connect,
-                                 const char* key, const char* options_json, uint32_t timeout_ms,
-                                 toolhost_writer_t* error) noexcept;
+toolhost_debug_target_t* dt_open(const toolhost_debug_target_factory_t* factory, const char* connect, const char* key,
+                                 const char* options_json, uint32_t timeout_ms, toolhost_writer_t* error) noexcept;
 
 }  // namespace detail
 
@@ -485,8 +483,8 @@ toolhost_debug_target_t* detail::dt_open(const toolhost_debug_target_factory_t* 
   } catch (const std::exception& e) {
     write(error, "the " + name + " backend could not open " + (connect != nullptr ? connect : "") + ": " + e.what());
   } catch (...) {
-    write(error, "the " + name + " backend could not open " + (connect != nullptr ? connect : "") +
-                     " (an unknown exception)");
+    write(error,
+          "the " + name + " backend could not open " + (connect != nullptr ? connect : "") + " (an unknown exception)");
   }
   return nullptr;
 }

@@ -32,14 +32,13 @@ inline std::string quote(std::string_view text) {
 
 // Parses JSON text. On failure returns nullopt and, if `error` is given, a sentence naming the
 // offset and the problem.
-inline std::optional<rapidjson::Document> parse_json(std::string_view text,
-                                                     std::string* error = nullptr) {
+inline std::optional<rapidjson::Document> parse_json(std::string_view text, std::string* error = nullptr) {
   rapidjson::Document doc;
   doc.Parse(text.data(), text.size());  // trailing text after the value is an error
   if (doc.HasParseError()) {
     if (error != nullptr) {
-      *error = std::string("invalid JSON at offset ") + std::to_string(doc.GetErrorOffset()) +
-               ": " + rapidjson::GetParseError_En(doc.GetParseError());
+      *error = std::string("invalid JSON at offset ") + std::to_string(doc.GetErrorOffset()) + ": " +
+               rapidjson::GetParseError_En(doc.GetParseError());
     }
     return std::nullopt;
   }
@@ -54,16 +53,14 @@ inline const rapidjson::Value* member(const rapidjson::Value& value, std::string
   return it == value.MemberEnd() ? nullptr : &it->value;
 }
 
-inline std::optional<std::string_view> string_member(const rapidjson::Value& value,
-                                                     std::string_view name) {
+inline std::optional<std::string_view> string_member(const rapidjson::Value& value, std::string_view name) {
   const rapidjson::Value* m = member(value, name);
   if (m == nullptr || !m->IsString()) return std::nullopt;
   return std::string_view(m->GetString(), m->GetStringLength());
 }
 
 inline std::string_view as_view(const rapidjson::Value& value) {
-  return value.IsString() ? std::string_view(value.GetString(), value.GetStringLength())
-                          : std::string_view();
+  return value.IsString() ? std::string_view(value.GetString(), value.GetStringLength()) : std::string_view();
 }
 
 // The JSON type name a schema would use for `value` ("integer" for whole numbers).

@@ -92,18 +92,18 @@ using resource_reader = std::function<absl::StatusOr<std::string>(std::string_vi
 // Returns a GetPromptResult as JSON text; InvalidArgument with a sentence for bad arguments.
 using prompt_renderer = std::function<absl::StatusOr<std::string>(const args&, call&)>;
 // Returns a completion object ({"values":[...]}) as JSON text.
-using completer = std::function<std::string(std::string_view argument, std::string_view value,
-                                             const rapidjson::Value& context)>;
+using completer =
+    std::function<std::string(std::string_view argument, std::string_view value, const rapidjson::Value& context)>;
 
 // {"contents":[{"uri":..,"mimeType":..,"text":..}]}
 inline std::string resource_text(std::string_view uri, std::string_view mime_type, std::string_view text) {
-  return std::string(R"({"contents":[{"uri":)") + quote(uri) + R"(,"mimeType":)" + quote(mime_type) +
-         R"(,"text":)" + quote(text) + "}]}";
+  return std::string(R"({"contents":[{"uri":)") + quote(uri) + R"(,"mimeType":)" + quote(mime_type) + R"(,"text":)" +
+         quote(text) + "}]}";
 }
 // {"contents":[{"uri":..,"mimeType":..,"blob":base64}]}
 inline std::string resource_blob(std::string_view uri, std::string_view mime_type, std::string_view base64) {
-  return std::string(R"({"contents":[{"uri":)") + quote(uri) + R"(,"mimeType":)" + quote(mime_type) +
-         R"(,"blob":)" + quote(base64) + "}]}";
+  return std::string(R"({"contents":[{"uri":)") + quote(uri) + R"(,"mimeType":)" + quote(mime_type) + R"(,"blob":)" +
+         quote(base64) + "}]}";
 }
 // {"values":[...],"total":N,"hasMore":false}, at most 100 values as MCP allows.
 inline std::string completion_values(const std::vector<std::string>& values) {
@@ -112,20 +112,20 @@ inline std::string completion_values(const std::vector<std::string>& values) {
     if (i != 0) out += ',';
     out += quote(values[i]);
   }
-  out += R"(],"total":)" + std::to_string(values.size()) + R"(,"hasMore":)" +
-         (values.size() > 100 ? "true" : "false") + "}";
+  out += R"(],"total":)" + std::to_string(values.size()) + R"(,"hasMore":)" + (values.size() > 100 ? "true" : "false") +
+         "}";
   return out;
 }
 
 struct resource_options {
-  std::string uri;           // fixed URI, or an RFC 6570 template when is_template
+  std::string uri;  // fixed URI, or an RFC 6570 template when is_template
   bool is_template = false;
   std::string name;
   std::string title;
   std::string description;
   std::string mime_type;
   resource_reader read;
-  completer complete;        // optional, for template variables
+  completer complete;  // optional, for template variables
 };
 
 struct prompt_options {
@@ -134,7 +134,7 @@ struct prompt_options {
   std::string description;
   std::string arguments_json;  // JSON array of PromptArgument, or empty
   prompt_renderer get;
-  completer complete;          // optional
+  completer complete;  // optional
 };
 
 class plugin;
@@ -146,6 +146,19 @@ struct tool_record {
   rapidjson::Document schema;
   bool has_schema = false;
   tool_handler fn;
+  // The host's log (stderr), so that a handler's exception is seen there too, not only by the
+  // client; null when the host offers none.
+  const toolhost_log_t* log = nullptr;
+  const toolhost_host_t* host = nullptr;
+
+  void log_failure(const std::string& what) const noexcept {
+    if (log == nullptr) return;
+    try {
+      const std::string m = "tool " + name + " threw " + what;
+      log->write(host, TOOLHOST_LOG_ERROR, m.c_str());
+    } catch (...) {
+    }
+  }
 };
 
 struct resource_record {
@@ -179,8 +192,10 @@ inline void run_tool(void* ud, const toolhost_call_t* raw, const char* json, siz
     call context(raw);
     write(out, rec->fn(args(doc), context).to_json());
   } catch (const std::exception& e) {
+    rec->log_failure(std::string("an exception: ") + e.what());
     write(out, result::error(rec->name + " failed: " + e.what()).to_json());
   } catch (...) {
+    rec->log_failure("an exception that is not a std::exception");
     write(out, result::error(rec->name + " failed with an unknown exception.").to_json());
   }
 }
@@ -193,8 +208,8 @@ inline toolhost_status_t read_resource(void* ud, const toolhost_call_t* raw, con
   });
 }
 
-inline void complete_with(const completer& fn, const char* argument, const char* value,
-                          const char* context_json, toolhost_writer_t* out) noexcept {
+inline void complete_with(const completer& fn, const char* argument, const char* value, const char* context_json,
+                          toolhost_writer_t* out) noexcept {
   try {
     rapidjson::Document context;
     context.Parse(context_json);
@@ -246,12 +261,30 @@ class tool_builder {
  public:
   tool_builder(plugin& owner, std::string name) : owner_(owner), name_(std::move(name)) {}
 
-  tool_builder& title(std::string v) { title_ = std::move(v); return *this; }
-  tool_builder& description(std::string v) { description_ = std::move(v); return *this; }
-  tool_builder& input_schema(std::string json) { input_schema_ = std::move(json); return *this; }
-  tool_builder& output_schema(std::string json) { output_schema_ = std::move(json); return *this; }
-  tool_builder& annotations(std::string json) { annotations_ = std::move(json); return *this; }
-  tool_builder& permission(std::string kind) { permission_ = std::move(kind); return *this; }
+  tool_builder& title(std::string v) {
+    title_ = std::move(v);
+    return *this;
+  }
+  tool_builder& description(std::string v) {
+    description_ = std::move(v);
+    return *this;
+  }
+  tool_builder& input_schema(std::string json) {
+    input_schema_ = std::move(json);
+    return *this;
+  }
+  tool_builder& output_schema(std::string json) {
+    output_schema_ = std::move(json);
+    return *this;
+  }
+  tool_builder& annotations(std::string json) {
+    annotations_ = std::move(json);
+    return *this;
+  }
+  tool_builder& permission(std::string kind) {
+    permission_ = std::move(kind);
+    return *this;
+  }
   tool_builder& concurrent(bool yes = true) { return flag(TOOLHOST_TOOL_CONCURRENT, yes); }
   tool_builder& suggestion(bool yes = true) { return flag(TOOLHOST_TOOL_SUGGESTION, yes); }
   tool_builder& reviewable(bool yes = true) { return flag(TOOLHOST_TOOL_REVIEWABLE, yes); }
@@ -301,6 +334,12 @@ class plugin {
     return TOOLHOST_HAS_FIELD(host_, toolhost_host_t, flags) && (host_->flags & TOOLHOST_HOST_LISTING) != 0;
   }
 
+  // True when this instance is only checked (TOOLHOST_HOST_CHECKING, check-config): prove the
+  // settings work, download nothing, leave nothing running.
+  bool checking() const noexcept {
+    return TOOLHOST_HAS_FIELD(host_, toolhost_host_t, flags) && (host_->flags & TOOLHOST_HOST_CHECKING) != 0;
+  }
+
   // Declares the settings this plugin takes as a JSON Schema object (plugin.h, declare_settings):
   // the host checks the config's table against it and refuses a misspelt key or a value out of
   // range with where it was written. Call it first in init and return what it returns. On a host
@@ -315,12 +354,8 @@ class plugin {
 
   // This plugin's settings table from the config, as a JSON object.
   const rapidjson::Document& settings() const noexcept { return settings_; }
-  std::string server_name() const {
-    return settings_service_ != nullptr ? settings_service_->server_name(host_) : "";
-  }
-  std::string config_dir() const {
-    return settings_service_ != nullptr ? settings_service_->config_dir(host_) : ".";
-  }
+  std::string server_name() const { return settings_service_ != nullptr ? settings_service_->server_name(host_) : ""; }
+  std::string config_dir() const { return settings_service_ != nullptr ? settings_service_->config_dir(host_) : "."; }
 
   // A line in the host's log (stderr).
   void log(log_level level, std::string_view message) const {
@@ -481,6 +516,8 @@ inline absl::Status tool_builder::handler(tool_handler fn) {
   auto rec = std::make_unique<detail::tool_record>();
   rec->name = name_;
   rec->fn = std::move(fn);
+  rec->log = owner_.log_;
+  rec->host = owner_.host_;
   if (!input_schema_.empty()) {
     rec->schema.Parse(input_schema_.c_str());
     if (rec->schema.HasParseError() || !rec->schema.IsObject()) {
@@ -541,15 +578,14 @@ inline void deinit_trampoline(void* instance) noexcept {
 #endif
 
 // Emits the plugin's one exported symbol. INIT is `absl::Status INIT(toolhost::sdk::plugin&)`.
-#define TOOLHOST_PLUGIN(ID, VERSION, DESCRIPTION, INIT)                                      \
-  extern "C" {                                                                               \
-  const toolhost_plugin_entry_t toolhost_plugin_entry = {                                    \
-      TOOLHOST_ABI_MAJOR,                                                                    \
-      TOOLHOST_PLUGIN_ABI_MINOR,                                                             \
-      sizeof(toolhost_plugin_entry_t),                                                       \
-      ID,                                                                                    \
-      VERSION,                                                                               \
-      DESCRIPTION,                                                                           \
-      &::toolhost::sdk::detail::init_trampoline<&INIT>,                                      \
-      &::toolhost::sdk::detail::deinit_trampoline};                                          \
+#define TOOLHOST_PLUGIN(ID, VERSION, DESCRIPTION, INIT)                                                    \
+  extern "C" {                                                                                             \
+  const toolhost_plugin_entry_t toolhost_plugin_entry = {TOOLHOST_ABI_MAJOR,                               \
+                                                         TOOLHOST_PLUGIN_ABI_MINOR,                        \
+                                                         sizeof(toolhost_plugin_entry_t),                  \
+                                                         ID,                                               \
+                                                         VERSION,                                          \
+                                                         DESCRIPTION,                                      \
+                                                         &::toolhost::sdk::detail::init_trampoline<&INIT>, \
+                                                         &::toolhost::sdk::detail::deinit_trampoline};     \
   }

@@ -143,8 +143,8 @@ inline toolhost_status_t provider_get_prompt(void* ud, const toolhost_call_t* ra
 inline bool provider_complete(void* ud, const char* ref, const char* argument, const char* value, const char* context,
                               toolhost_writer_t* out) noexcept {
   try {
-    auto completion = as_provider(ud).complete(text_or(ref, "{}"), text_or(argument, ""), text_or(value, ""),
-                                               text_or(context, "{}"));
+    auto completion =
+        as_provider(ud).complete(text_or(ref, "{}"), text_or(argument, ""), text_or(value, ""), text_or(context, "{}"));
     if (!completion) return false;
     write(out, *completion);
     return true;

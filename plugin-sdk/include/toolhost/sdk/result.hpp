@@ -35,13 +35,13 @@ class result {
     return *this;
   }
   result& add_image(std::string_view base64, std::string_view mime_type) {
-    content_.push_back(std::string(R"({"type":"image","data":)") + quote(base64) +
-                       R"(,"mimeType":)" + quote(mime_type) + "}");
+    content_.push_back(std::string(R"({"type":"image","data":)") + quote(base64) + R"(,"mimeType":)" +
+                       quote(mime_type) + "}");
     return *this;
   }
   result& add_audio(std::string_view base64, std::string_view mime_type) {
-    content_.push_back(std::string(R"({"type":"audio","data":)") + quote(base64) +
-                       R"(,"mimeType":)" + quote(mime_type) + "}");
+    content_.push_back(std::string(R"({"type":"audio","data":)") + quote(base64) + R"(,"mimeType":)" +
+                       quote(mime_type) + "}");
     return *this;
   }
   // Any MCP content block, as JSON text.

@@ -82,7 +82,8 @@ inline std::optional<schema_problem> check_value(const rapidjson::Value& schema,
     } else {
       ok = true;
     }
-    if (!ok) return schema_problem{kind::type, path, "must be " + describe_type(*type) + ", not " + json_type_name(value)};
+    if (!ok)
+      return schema_problem{kind::type, path, "must be " + describe_type(*type) + ", not " + json_type_name(value)};
   }
   if (const auto* allowed = member(schema, "enum"); allowed != nullptr && allowed->IsArray()) {
     bool found = false;
@@ -151,8 +152,7 @@ inline std::optional<schema_problem> check_schema(const rapidjson::Value& schema
 }
 
 // Returns a sentence saying what is wrong with `arguments`, or nullopt when they fit `schema`.
-inline std::optional<std::string> check_arguments(const rapidjson::Value& schema,
-                                                  const rapidjson::Value& arguments) {
+inline std::optional<std::string> check_arguments(const rapidjson::Value& schema, const rapidjson::Value& arguments) {
   if (!arguments.IsObject()) return std::string("the arguments must be a JSON object");
   auto problem = check_schema(schema, arguments);
   if (!problem) return std::nullopt;

@@ -19,9 +19,8 @@ inline void write(toolhost_writer_t* writer, std::string_view text) noexcept {
 class string_writer {
  public:
   string_writer() noexcept
-      : writer_{&text_, [](void* ctx, const char* data, size_t size) {
-                  static_cast<std::string*>(ctx)->append(data, size);
-                }} {}
+      : writer_{&text_,
+                [](void* ctx, const char* data, size_t size) { static_cast<std::string*>(ctx)->append(data, size); }} {}
   string_writer(const string_writer&) = delete;
   string_writer& operator=(const string_writer&) = delete;
 

@@ -46,7 +46,8 @@ absl::StatusOr<int> connect_unix(const std::string& path, std::chrono::milliseco
       const bool waited = err == ENOENT || err == ECONNREFUSED;
       return absl::UnavailableError(absl::StrCat(
           waited ? "Nothing was listening on the KD socket '" : "Cannot connect to the KD socket '", path, "' (",
-          std::strerror(err), waited ? absl::StrFormat(") in %.1f s", std::chrono::duration<double>(clock::now() - started).count()) : ")",
+          std::strerror(err),
+          waited ? absl::StrFormat(") in %.1f s", std::chrono::duration<double>(clock::now() - started).count()) : ")",
           ": start QEMU with -chardev socket,id=kd,path=", path,
           ",server=on,wait=off -serial chardev:kd, or give another path in `connect`."));
     }
@@ -89,13 +90,15 @@ absl::StatusOr<int> connect_tcp(std::string_view spec, std::chrono::milliseconds
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ::freeaddrinfo(found);
-  return absl::UnavailableError(absl::StrFormat("Nothing accepted a connection on tcp:%s in %.1f s (%s): check the host and port of the target's serial line.",
-                                                text, std::chrono::duration<double>(timeout).count(), last));
+  return absl::UnavailableError(absl::StrFormat(
+      "Nothing accepted a connection on tcp:%s in %.1f s (%s): check the host and port of the target's serial line.",
+      text, std::chrono::duration<double>(timeout).count(), last));
 }
 
 absl::StatusOr<int> open_serial(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) return absl::UnavailableError(absl::StrCat("Cannot open the serial device '", path, "': ", errno_text(), "."));
+  if (fd < 0)
+    return absl::UnavailableError(absl::StrCat("Cannot open the serial device '", path, "': ", errno_text(), "."));
   termios tio{};
   if (::tcgetattr(fd, &tio) == 0) {
     ::cfmakeraw(&tio);
@@ -112,7 +115,9 @@ absl::StatusOr<int> open_serial(const std::string& path) {
 
 absl::StatusOr<std::unique_ptr<byte_stream>> byte_stream::open(std::string_view connect,
                                                                std::chrono::milliseconds timeout) {
-  if (connect.empty()) return absl::InvalidArgumentError("`connect` is empty; give a socket path, unix:PATH, tcp:HOST:PORT or a serial device.");
+  if (connect.empty())
+    return absl::InvalidArgumentError(
+        "`connect` is empty; give a socket path, unix:PATH, tcp:HOST:PORT or a serial device.");
   absl::StatusOr<int> fd;
   bool serial = false;
   std::string name(connect);

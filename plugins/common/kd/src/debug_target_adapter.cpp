@@ -4,9 +4,9 @@
 #include <optional>
 
 #include <absl/strings/str_format.h>
+#include <toolhost/sdk/debug_target.hpp>
 #include <toolhost/sdk/json.hpp>
 #include <toolhost/sdk/writer.hpp>
-#include <toolhost/sdk/debug_target.hpp>
 
 #include "toolhost/kd/bytes.h"
 #include "toolhost/kd/protocol.h"
@@ -23,9 +23,12 @@ uint64_t field(std::span<const uint8_t> b, size_t at, uint32_t bits) {
   return get_u64(b, at);
 }
 void set_field(std::vector<uint8_t>& b, size_t at, uint32_t bits, uint64_t v) {
-  if (bits == 16) put_u16(b, at, static_cast<uint16_t>(v));
-  else if (bits == 32) put_u32(b, at, static_cast<uint32_t>(v));
-  else put_u64(b, at, v);
+  if (bits == 16)
+    put_u16(b, at, static_cast<uint16_t>(v));
+  else if (bits == 32)
+    put_u32(b, at, static_cast<uint32_t>(v));
+  else
+    put_u64(b, at, v);
 }
 
 std::string hex(uint64_t v) { return absl::StrFormat("\"0x%x\"", v); }
@@ -84,8 +87,9 @@ class kd_session final : public sdk::debug_target {
     }
     const version_info& v = t.version();
     json += R"(],"hints":{"kernel_base":)" + hex(v.kernel_base) + R"(,"module_list_head":)" +
-            hex(v.ps_loaded_module_list) + R"(,"debugger_data_list":)" + hex(v.debugger_data_list) +
-            R"(,"machine":)" + hex(v.machine) + absl::StrFormat(R"(,"kd_version":"%u.%u","processors":%u)", v.major, v.minor, t.processor_count());
+            hex(v.ps_loaded_module_list) + R"(,"debugger_data_list":)" + hex(v.debugger_data_list) + R"(,"machine":)" +
+            hex(v.machine) +
+            absl::StrFormat(R"(,"kd_version":"%u.%u","processors":%u)", v.major, v.minor, t.processor_count());
     if (!t.running() && !t.lost()) {
       auto cr = t.read_control_space(t.current_processor(), kAmd64ControlSpaceKspecial, kKspecialReadSize);
       if (cr.ok()) json += R"(,"dtb":)" + hex(get_u64(*cr, kKspecialCr3));
@@ -126,7 +130,8 @@ class kd_session final : public sdk::debug_target {
 
   absl::Status write_register(int64_t thread, uint32_t index, absl::Span<const uint8_t> value) override {
     if (index >= kRegisterCount) {
-      return absl::InvalidArgumentError(absl::StrFormat("There is no register %u; the map has %u.", index, kRegisterCount));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("There is no register %u; the map has %u.", index, kRegisterCount));
     }
     uint64_t v = 0;
     std::memcpy(&v, value.data(), std::min<size_t>(value.size(), 8));
@@ -186,7 +191,10 @@ class kd_session final : public sdk::debug_target {
       case stop_event::reason::reboot: stop.reason = TOOLHOST_DT_STOP_REBOOT; break;
       case stop_event::reason::module_load: stop.reason = TOOLHOST_DT_STOP_MODULE_LOAD; break;
       case stop_event::reason::watchpoint: stop.reason = TOOLHOST_DT_STOP_WATCHPOINT; break;
-      case stop_event::reason::lost: stop.reason = TOOLHOST_DT_STOP_UNKNOWN; stop.thread = -1; break;
+      case stop_event::reason::lost:
+        stop.reason = TOOLHOST_DT_STOP_UNKNOWN;
+        stop.thread = -1;
+        break;
     }
     std::snprintf(stop.description, sizeof(stop.description), "%s", e.description.c_str());
     return stop;
@@ -203,7 +211,8 @@ class kd_session final : public sdk::debug_target {
   }
 
   absl::Status select_thread(int64_t thread) override {
-    if (thread < 0 || thread > 0xFFFF) return absl::InvalidArgumentError(absl::StrFormat("Processor %d does not exist.", thread));
+    if (thread < 0 || thread > 0xFFFF)
+      return absl::InvalidArgumentError(absl::StrFormat("Processor %d does not exist.", thread));
     return t_->switch_processor(static_cast<uint16_t>(thread));
   }
 
@@ -236,8 +245,11 @@ class kd_session final : public sdk::debug_target {
     if (op == "wrmsr") {
       auto msr = number(args, "msr");
       auto value = number(args, "value");
-      if (!msr || !value) return absl::InvalidArgumentError("wrmsr needs \"msr\" and \"value\", e.g. {\"msr\":\"0xc0000082\",\"value\":\"0x1000\"}.");
-      return done(t.write_msr(cpu, static_cast<uint32_t>(*msr), *value), R"({"msr":)" + hex(*msr) + R"(,"value":)" + hex(*value) + "}");
+      if (!msr || !value)
+        return absl::InvalidArgumentError(
+            "wrmsr needs \"msr\" and \"value\", e.g. {\"msr\":\"0xc0000082\",\"value\":\"0x1000\"}.");
+      return done(t.write_msr(cpu, static_cast<uint32_t>(*msr), *value),
+                  R"({"msr":)" + hex(*msr) + R"(,"value":)" + hex(*value) + "}");
     }
     if (op == "switch_processor") {
       auto n = number(args, "processor");
@@ -245,31 +257,35 @@ class kd_session final : public sdk::debug_target {
       return done(t.switch_processor(static_cast<uint16_t>(*n)), absl::StrFormat(R"({"processor":%u})", *n));
     }
     if (op == "reboot") return done(t.reboot(), R"({"rebooting":true})");
-    if (op == "bugcheck" || op == "crash") return done(t.cause_bugcheck(), R"({"bugcheck_requested":true,"code":"0xe2"})");
+    if (op == "bugcheck" || op == "crash")
+      return done(t.cause_bugcheck(), R"({"bugcheck_requested":true,"code":"0xe2"})");
     if (op == "control_space") {
       auto cr = t.read_control_space(cpu, kAmd64ControlSpaceKspecial, kKspecialReadSize);
       if (!cr.ok()) return cr.status();
       std::string json = absl::StrFormat(R"({"processor":%u)", cpu);
       for (const register_slot& r : kRegisters) {
-        if (r.from == register_source::special) json += absl::StrFormat(R"(,"%s":%s)", r.name, hex(get_u64(*cr, r.offset)));
+        if (r.from == register_source::special)
+          json += absl::StrFormat(R"(,"%s":%s)", r.name, hex(get_u64(*cr, r.offset)));
       }
       return json + "}";
     }
     if (op == "version") {
       auto v = t.get_version();
       if (!v.ok()) return v.status();
-      return absl::StrFormat(R"({"major":%u,"minor":%u,"protocol":%u,"flags":"0x%x","machine":"0x%x")", v->major, v->minor,
-                             v->protocol, v->flags, v->machine) +
-             R"(,"kernel_base":)" + hex(v->kernel_base) + R"(,"ps_loaded_module_list":)" + hex(v->ps_loaded_module_list) +
-             R"(,"debugger_data_list":)" + hex(v->debugger_data_list) + "}";
+      return absl::StrFormat(R"({"major":%u,"minor":%u,"protocol":%u,"flags":"0x%x","machine":"0x%x")", v->major,
+                             v->minor, v->protocol, v->flags, v->machine) +
+             R"(,"kernel_base":)" + hex(v->kernel_base) + R"(,"ps_loaded_module_list":)" +
+             hex(v->ps_loaded_module_list) + R"(,"debugger_data_list":)" + hex(v->debugger_data_list) + "}";
     }
     if (op == "link_stats") {
       const link_stats s = t.stats();
-      return absl::StrFormat(R"({"sent":%u,"retransmits":%u,"received":%u,"duplicates":%u,"bad_packets":%u,"resets":%u})",
-                             s.sent, s.retransmits, s.received, s.duplicates, s.bad_packets, s.resets);
+      return absl::StrFormat(
+          R"({"sent":%u,"retransmits":%u,"received":%u,"duplicates":%u,"bad_packets":%u,"resets":%u})", s.sent,
+          s.retransmits, s.received, s.duplicates, s.bad_packets, s.resets);
     }
-    return absl::UnimplementedError("Unknown kd operation '" + op +
-                                    "'; known: rdmsr, wrmsr, switch_processor, reboot, bugcheck, control_space, version, link_stats.");
+    return absl::UnimplementedError(
+        "Unknown kd operation '" + op +
+        "'; known: rdmsr, wrmsr, switch_processor, reboot, bugcheck, control_space, version, link_stats.");
   }
 
  private:

@@ -24,20 +24,16 @@ std::vector<uint8_t> header(uint32_t leader, uint16_t type, uint16_t count, uint
 }  // namespace
 
 std::vector<uint8_t> encode_data_frame(uint16_t type, uint32_t id, std::span<const uint8_t> payload) {
-  std::vector<uint8_t> out = header(kDataLeader, type, static_cast<uint16_t>(payload.size()), id,
-                                    kdcom_checksum(payload));
+  std::vector<uint8_t> out =
+      header(kDataLeader, type, static_cast<uint16_t>(payload.size()), id, kdcom_checksum(payload));
   out.insert(out.end(), payload.begin(), payload.end());
   out.push_back(kTrailingByte);
   return out;
 }
 
-std::vector<uint8_t> encode_control_frame(uint16_t type, uint32_t id) {
-  return header(kControlLeader, type, 0, id, 0);
-}
+std::vector<uint8_t> encode_control_frame(uint16_t type, uint32_t id) { return header(kControlLeader, type, 0, id, 0); }
 
-void kdcom_decoder::feed(std::span<const uint8_t> bytes) {
-  buffer_.insert(buffer_.end(), bytes.begin(), bytes.end());
-}
+void kdcom_decoder::feed(std::span<const uint8_t> bytes) { buffer_.insert(buffer_.end(), bytes.begin(), bytes.end()); }
 
 void kdcom_decoder::drop_partial() {
   if (buffer_.empty()) return;

@@ -95,7 +95,8 @@ absl::Status kdcom_link::on_data(kdcom_frame& frame) {
 
 absl::Status kdcom_link::send(uint16_t type, std::span<const uint8_t> payload) {
   if (payload.size() > kMaxPayload) {
-    return absl::InvalidArgumentError(absl::StrCat("A KD packet holds at most ", kMaxPayload, " bytes, not ", payload.size(), "."));
+    return absl::InvalidArgumentError(
+        absl::StrCat("A KD packet holds at most ", kMaxPayload, " bytes, not ", payload.size(), "."));
   }
   count(&link_stats::sent);
   for (int attempt = 0; attempt <= options_.retries; ++attempt) {
@@ -117,8 +118,7 @@ absl::Status kdcom_link::send(uint16_t type, std::span<const uint8_t> payload) {
           count(&link_stats::bad_packets);
           if (auto s = send_control(kTypeResend, 0); !s.ok()) return s;
           break;
-        case kdcom_frame::kind::break_in:
-          break;
+        case kdcom_frame::kind::break_in: break;
         case kdcom_frame::kind::control:
           if (f.type == kTypeAcknowledge && (f.id & ~kSyncPacketId) == (out_id_ & ~kSyncPacketId)) {
             out_id_ = (out_id_ ^ 1u) & ~kSyncPacketId;

@@ -13,7 +13,8 @@ absl::StatusOr<state_change> decode_state_change(std::span<const uint8_t> p) {
   // The fixed part ends with the control report; shorter packets cannot be a state change.
   constexpr size_t kMinimum = kControlReportOffset + kControlReportStream + kMaxInstructionStream;
   if (p.size() < kMinimum) {
-    return absl::InvalidArgumentError(absl::StrCat("A state change of ", p.size(), " bytes is too short (at least ", kMinimum, ")."));
+    return absl::InvalidArgumentError(
+        absl::StrCat("A state change of ", p.size(), " bytes is too short (at least ", kMinimum, ")."));
   }
   state_change s;
   s.raw.assign(p.begin(), p.end());

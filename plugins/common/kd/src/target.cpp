@@ -62,7 +62,9 @@ absl::Status target::establish() {
   const auto deadline = started + options_.attach_timeout;
   const link_stats before = link_->stats();
   int our_resets = 0, break_ins = 0, resyncs = 0;
-  auto left = [&] { return std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(deadline - clock::now())); };
+  auto left = [&] {
+    return std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(deadline - clock::now()));
+  };
   auto waited = [&] {
     return absl::StrFormat("%.1f s", std::chrono::duration<double>(clock::now() - started).count());
   };
@@ -79,13 +81,14 @@ absl::Status target::establish() {
           link_->describe(), target_resets, waited()));
     }
     if (packets == 0 && bad == 0) {
-      return absl::DeadlineExceededError(absl::StrFormat(
-          "No KD packet came from %s in %s (after %d RESETs and %d break-ins): check that the target booted with kernel "
-          "debugging on this port (bcdedit /debug on, /dbgsettings).",
-          link_->describe(), waited(), our_resets, break_ins));
+      return absl::DeadlineExceededError(
+          absl::StrFormat("No KD packet came from %s in %s (after %d RESETs and %d break-ins): check that the target "
+                          "booted with kernel "
+                          "debugging on this port (bcdedit /debug on, /dbgsettings).",
+                          link_->describe(), waited(), our_resets, break_ins));
     }
-    return absl::DeadlineExceededError(absl::StrFormat(
-        "The target on %s sent %u packets (%u damaged) in %s but %s.", link_->describe(), packets, bad, waited(), what));
+    return absl::DeadlineExceededError(absl::StrFormat("The target on %s sent %u packets (%u damaged) in %s but %s.",
+                                                       link_->describe(), packets, bad, waited(), what));
   };
 
   absl::StatusOr<state_change> state = absl::DeadlineExceededError("");
@@ -144,8 +147,10 @@ absl::Status target::establish() {
 }
 
 absl::Status target::require_halted(const char* what) const {
-  if (lost_) return absl::UnavailableError(absl::StrCat("The KD connection is lost; cannot ", what, ". Close and open again."));
-  if (running_) return absl::FailedPreconditionError(absl::StrCat("The target is running; break in before you ", what, "."));
+  if (lost_)
+    return absl::UnavailableError(absl::StrCat("The KD connection is lost; cannot ", what, ". Close and open again."));
+  if (running_)
+    return absl::FailedPreconditionError(absl::StrCat("The target is running; break in before you ", what, "."));
   return absl::OkStatus();
 }
 
@@ -170,11 +175,11 @@ absl::StatusOr<target::reply> target::request(const request_spec& spec) {
     // ACK, which then counts the next copy as that ACK (kddll): the reply is gone for good. Such
     // a request waits a short while and goes again, once, without using up a retry.
     const link_stats after = link_->stats();
-    const bool short_wait = !short_wait_used && (after.retransmits > before.retransmits ||
-                                                 after.resend_requests > before.resend_requests);
+    const bool short_wait =
+        !short_wait_used && (after.retransmits > before.retransmits || after.resend_requests > before.resend_requests);
     short_wait_used = short_wait_used || short_wait;
-    const auto deadline =
-        clock::now() + (short_wait ? std::min(options_.dropped_reply_wait, options_.request_timeout) : options_.request_timeout);
+    const auto deadline = clock::now() + (short_wait ? std::min(options_.dropped_reply_wait, options_.request_timeout)
+                                                     : options_.request_timeout);
     bool send_again = false;
     while (!send_again) {
       const auto left = std::chrono::duration_cast<milliseconds>(deadline - clock::now());
@@ -239,8 +244,9 @@ absl::StatusOr<target::reply> target::request(const request_spec& spec) {
     }
     if (short_wait && !send_again) --attempt;
   }
-  return absl::DeadlineExceededError(absl::StrFormat("The target sent no reply to KD request 0x%04x within %d ms over %s.",
-                                                     spec.api, options_.request_timeout.count(), link_->describe()));
+  return absl::DeadlineExceededError(
+      absl::StrFormat("The target sent no reply to KD request 0x%04x within %d ms over %s.", spec.api,
+                      options_.request_timeout.count(), link_->describe()));
 }
 
 absl::StatusOr<state_change> target::wait_state_change(milliseconds timeout, bool* restarted) {
@@ -374,7 +380,8 @@ stop_event target::classify(const state_change& s, bool restarted) {
     const size_t at = fatal.find("Fatal System Error: ");
     if (at != std::string::npos) {
       unsigned long long code = 0, p[4] = {0, 0, 0, 0};
-      const int n = std::sscanf(fatal.c_str() + at + 20, "%llx%*[^(](%llx,%llx,%llx,%llx)", &code, &p[0], &p[1], &p[2], &p[3]);
+      const int n =
+          std::sscanf(fatal.c_str() + at + 20, "%llx%*[^(](%llx,%llx,%llx,%llx)", &code, &p[0], &p[1], &p[2], &p[3]);
       if (n >= 1) e.code = code;
       if (n == 5) e.bugcheck_parameters.assign(p, p + 4);
     }
@@ -390,8 +397,9 @@ stop_event target::classify(const state_change& s, bool restarted) {
     } else {
       e.why = stop_event::reason::watchpoint;
       e.address = hw_[n].address;
-      e.description = absl::StrFormat("%s watchpoint on 0x%x (%u bytes), stopped after the access",
-                                      hw_[n].kind == hw_kind::write ? "Write" : "Access", hw_[n].address, hw_[n].length);
+      e.description =
+          absl::StrFormat("%s watchpoint on 0x%x (%u bytes), stopped after the access",
+                          hw_[n].kind == hw_kind::write ? "Write" : "Access", hw_[n].address, hw_[n].length);
     }
     return e;
   }
@@ -419,7 +427,8 @@ absl::StatusOr<version_info> target::get_version() {
   if (auto s = require_halted("read the version"); !s.ok()) return s;
   auto r = request({kApiGetVersion, current_processor_, union_of({})});
   if (!r.ok()) return r.status();
-  if (failed(r->status)) return absl::InternalError(absl::StrFormat("GetVersion failed with status 0x%08x.", r->status));
+  if (failed(r->status))
+    return absl::InternalError(absl::StrFormat("GetVersion failed with status 0x%08x.", r->status));
   version_ = decode_version(r->union_bytes);
   return version_;
 }
@@ -449,28 +458,39 @@ absl::Status target::write_memory(uint32_t api, uint64_t address, std::span<cons
     if (!r.ok()) return r.status();
     const uint32_t written = get_u32(r->union_bytes, 12);
     if (failed(r->status) || written < n) {
-      return absl::NotFoundError(absl::StrFormat("The target wrote %u of %u bytes at 0x%x (status 0x%08x): the page is not mapped or not writable.",
-                                                 written, n, address + done, r->status));
+      return absl::NotFoundError(absl::StrFormat(
+          "The target wrote %u of %u bytes at 0x%x (status 0x%08x): the page is not mapped or not writable.", written,
+          n, address + done, r->status));
     }
     done += n;
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<size_t> target::read_virtual(uint64_t a, std::span<uint8_t> b) { return read_memory(kApiReadVirtual, a, b); }
-absl::StatusOr<size_t> target::read_physical(uint64_t a, std::span<uint8_t> b) { return read_memory(kApiReadPhysical, a, b); }
-absl::Status target::write_virtual(uint64_t a, std::span<const uint8_t> d) { return write_memory(kApiWriteVirtual, a, d); }
-absl::Status target::write_physical(uint64_t a, std::span<const uint8_t> d) { return write_memory(kApiWritePhysical, a, d); }
+absl::StatusOr<size_t> target::read_virtual(uint64_t a, std::span<uint8_t> b) {
+  return read_memory(kApiReadVirtual, a, b);
+}
+absl::StatusOr<size_t> target::read_physical(uint64_t a, std::span<uint8_t> b) {
+  return read_memory(kApiReadPhysical, a, b);
+}
+absl::Status target::write_virtual(uint64_t a, std::span<const uint8_t> d) {
+  return write_memory(kApiWriteVirtual, a, d);
+}
+absl::Status target::write_physical(uint64_t a, std::span<const uint8_t> d) {
+  return write_memory(kApiWritePhysical, a, d);
+}
 
 absl::StatusOr<std::vector<uint8_t>> target::get_context(uint16_t processor) {
   if (auto s = require_halted("read registers"); !s.ok()) return s;
   if (processor >= processor_count_) {
-    return absl::InvalidArgumentError(absl::StrCat("Processor ", processor, " does not exist; the target has ", processor_count_, "."));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Processor ", processor, " does not exist; the target has ", processor_count_, "."));
   }
   auto r = request({kApiGetContext, processor, union_of({{0, kContextFull}})});
   if (!r.ok()) return r.status();
   if (failed(r->status) || r->data.size() < kContextSize) {
-    return absl::InternalError(absl::StrFormat("GetContext failed (status 0x%08x, %u bytes).", r->status, r->data.size()));
+    return absl::InternalError(
+        absl::StrFormat("GetContext failed (status 0x%08x, %u bytes).", r->status, r->data.size()));
   }
   r->data.resize(kContextSize);
   return std::move(r->data);
@@ -483,9 +503,12 @@ absl::Status target::set_context(uint16_t processor, std::span<const uint8_t> co
   for (uint32_t offset = 0; offset < total; offset += kSetContextChunk) {
     const uint32_t n = std::min<uint32_t>(kSetContextChunk, total - offset);
     // SetContextEx quirk: BytesCopied carries the total; the target commits on the last chunk.
-    auto r = request({kApiSetContextEx, processor, union_of({{0, offset}, {4, n}, {8, total}}), context.subspan(offset, n)});
+    auto r =
+        request({kApiSetContextEx, processor, union_of({{0, offset}, {4, n}, {8, total}}), context.subspan(offset, n)});
     if (!r.ok()) return r.status();
-    if (failed(r->status)) return absl::InternalError(absl::StrFormat("SetContextEx failed at offset %u with status 0x%08x.", offset, r->status));
+    if (failed(r->status))
+      return absl::InternalError(
+          absl::StrFormat("SetContextEx failed at offset %u with status 0x%08x.", offset, r->status));
   }
   const uint64_t rip = get_u64(context, kContextRip);
   if (processor == current_processor_) last_state_.pc = rip;
@@ -501,7 +524,8 @@ absl::StatusOr<std::vector<uint8_t>> target::read_control_space(uint16_t process
   if (!r.ok()) return r.status();
   const uint32_t got = std::min<uint32_t>(get_u32(r->union_bytes, 12), static_cast<uint32_t>(r->data.size()));
   if (failed(r->status) || got < size) {
-    return absl::InternalError(absl::StrFormat("ReadControlSpace %u failed (status 0x%08x, %u of %u bytes).", address, r->status, got, size));
+    return absl::InternalError(
+        absl::StrFormat("ReadControlSpace %u failed (status 0x%08x, %u of %u bytes).", address, r->status, got, size));
   }
   r->data.resize(size);
   return std::move(r->data);
@@ -511,7 +535,8 @@ absl::Status target::write_control_space(uint16_t processor, uint64_t address, s
   if (auto s = require_halted("write control space"); !s.ok()) return s;
   auto r = request({kApiWriteControlSpace, processor, union_of({{8, data.size()}}, {{0, address}}), data});
   if (!r.ok()) return r.status();
-  if (failed(r->status)) return absl::InternalError(absl::StrFormat("WriteControlSpace failed with status 0x%08x.", r->status));
+  if (failed(r->status))
+    return absl::InternalError(absl::StrFormat("WriteControlSpace failed with status 0x%08x.", r->status));
   return absl::OkStatus();
 }
 
@@ -519,7 +544,8 @@ absl::StatusOr<uint64_t> target::read_msr(uint16_t processor, uint32_t msr) {
   if (auto s = require_halted("read an MSR"); !s.ok()) return s;
   auto r = request({kApiReadMsr, processor, union_of({{0, msr}})});
   if (!r.ok()) return r.status();
-  if (failed(r->status)) return absl::NotFoundError(absl::StrFormat("Reading MSR 0x%x failed with status 0x%08x.", msr, r->status));
+  if (failed(r->status))
+    return absl::NotFoundError(absl::StrFormat("Reading MSR 0x%x failed with status 0x%08x.", msr, r->status));
   return static_cast<uint64_t>(get_u32(r->union_bytes, 8)) << 32 | get_u32(r->union_bytes, 4);
 }
 
@@ -527,14 +553,16 @@ absl::Status target::write_msr(uint16_t processor, uint32_t msr, uint64_t value)
   if (auto s = require_halted("write an MSR"); !s.ok()) return s;
   auto r = request({kApiWriteMsr, processor, union_of({{0, msr}, {4, value & 0xFFFFFFFFu}, {8, value >> 32}})});
   if (!r.ok()) return r.status();
-  if (failed(r->status)) return absl::NotFoundError(absl::StrFormat("Writing MSR 0x%x failed with status 0x%08x.", msr, r->status));
+  if (failed(r->status))
+    return absl::NotFoundError(absl::StrFormat("Writing MSR 0x%x failed with status 0x%08x.", msr, r->status));
   return absl::OkStatus();
 }
 
 absl::Status target::switch_processor(uint16_t processor) {
   if (auto s = require_halted("switch processors"); !s.ok()) return s;
   if (processor >= processor_count_) {
-    return absl::InvalidArgumentError(absl::StrCat("Processor ", processor, " does not exist; the target has ", processor_count_, "."));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Processor ", processor, " does not exist; the target has ", processor_count_, "."));
   }
   if (processor == current_processor_) return absl::OkStatus();
   auto r = request({kApiSwitchProcessor, processor, union_of({}), {}, false, false});
@@ -544,7 +572,8 @@ absl::Status target::switch_processor(uint16_t processor) {
   if (!s.ok()) return s.status();
   on_halt(*s);
   if (s->processor != processor) {
-    return absl::InternalError(absl::StrCat("Asked for processor ", processor, " but the target reported from ", s->processor, "."));
+    return absl::InternalError(
+        absl::StrCat("Asked for processor ", processor, " but the target reported from ", s->processor, "."));
   }
   return absl::OkStatus();
 }
@@ -703,15 +732,18 @@ absl::Status target::set_hardware_breakpoint(hw_kind kind, uint64_t address, uin
     return absl::InvalidArgumentError(absl::StrCat("A watchpoint covers 1, 2, 4 or 8 bytes, not ", length, "."));
   }
   if (address % length != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat("A %u-byte watchpoint needs an address aligned to %u; 0x%x is not.", length, length, address));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("A %u-byte watchpoint needs an address aligned to %u; 0x%x is not.", length, length, address));
   }
   int free_slot = -1;
   for (int n = 0; n < 4; ++n) {
-    if (hw_[n].used && hw_[n].kind == kind && hw_[n].address == address && hw_[n].length == length) return absl::OkStatus();
+    if (hw_[n].used && hw_[n].kind == kind && hw_[n].address == address && hw_[n].length == length)
+      return absl::OkStatus();
     if (!hw_[n].used && free_slot < 0) free_slot = n;
   }
   if (free_slot < 0) {
-    return absl::ResourceExhaustedError("All four debug registers (DR0-DR3) are in use; clear a hardware breakpoint or watchpoint first.");
+    return absl::ResourceExhaustedError(
+        "All four debug registers (DR0-DR3) are in use; clear a hardware breakpoint or watchpoint first.");
   }
   hw_[free_slot] = {true, kind, address, length};
   if (auto s = apply_debug_registers(); !s.ok()) {
@@ -850,7 +882,7 @@ absl::Status target::skip_hardcoded_breaks(std::optional<uint16_t> only) {
     auto ctx = get_context(processor);
     if (!ctx.ok()) return ctx.status();
     if (get_u64(*ctx, kContextRip) != at) continue;  // moved since
-    put_u64(*ctx, kContextRip, at + 1);  // int3 is one byte
+    put_u64(*ctx, kContextRip, at + 1);              // int3 is one byte
     if (auto s = set_context(processor, *ctx); !s.ok()) return s;
   }
   return absl::OkStatus();

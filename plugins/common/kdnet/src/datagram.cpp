@@ -63,7 +63,8 @@ absl::StatusOr<datagram> decode_datagram(const key_set& keys, std::span<const ui
   const size_t body = bytes.size() - kHeaderSize - kTagSize;
   if (body % 16 != 0) return absl::InvalidArgumentError("KDNET datagram body is not a whole number of AES blocks");
   if (body > kMetadataSize + kMaxPayload + 15) return absl::InvalidArgumentError("KDNET datagram is too large");
-  if (std::memcmp(bytes.data(), kMagic, 4) != 0) return absl::InvalidArgumentError("not a KDNET datagram (no MDBG magic)");
+  if (std::memcmp(bytes.data(), kMagic, 4) != 0)
+    return absl::InvalidArgumentError("not a KDNET datagram (no MDBG magic)");
   if (bytes[5] > 1) return absl::InvalidArgumentError(absl::StrCat("unknown KDNET channel ", bytes[5]));
   const auto chan = static_cast<channel>(bytes[5]);
   const key256* key = cipher_key(keys, chan);

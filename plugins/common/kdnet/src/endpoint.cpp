@@ -6,8 +6,8 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 
 #include <absl/status/status.h>
@@ -40,7 +40,8 @@ absl::StatusOr<std::unique_ptr<endpoint>> endpoint::listen(std::string_view text
   }
   uint32_t port = 0;
   const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() || port > 65535) return bad_listen(text, "the port is not a number from 0 to 65535");
+  if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() || port > 65535)
+    return bad_listen(text, "the port is not a number from 0 to 65535");
 
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -59,7 +60,8 @@ absl::StatusOr<std::unique_ptr<endpoint>> endpoint::listen(std::string_view text
   if (bind(fd, found->ai_addr, found->ai_addrlen) != 0) {
     const int err = errno;
     ::close(fd);
-    return bad_listen(text, absl::StrCat(std::strerror(err), err == EADDRINUSE ? " (another debugger may be listening)" : ""));
+    return bad_listen(
+        text, absl::StrCat(std::strerror(err), err == EADDRINUSE ? " (another debugger may be listening)" : ""));
   }
   auto ep = std::unique_ptr<endpoint>(new endpoint(fd, key));
   sockaddr_storage local{};
@@ -194,7 +196,8 @@ void endpoint::handle_control(const datagram& d, const sockaddr_storage& from, s
 absl::StatusOr<bool> endpoint::pump_one(std::chrono::milliseconds wait) {
   pollfd pfd{fd_, POLLIN, 0};
   const int ready = poll(&pfd, 1, static_cast<int>(std::min(wait, kPollSlice).count()));
-  if (ready < 0 && errno != EINTR) return absl::UnavailableError(absl::StrCat("KDNET poll failed: ", std::strerror(errno)));
+  if (ready < 0 && errno != EINTR)
+    return absl::UnavailableError(absl::StrCat("KDNET poll failed: ", std::strerror(errno)));
   if (ready <= 0) return false;
   uint8_t buffer[65536];
   sockaddr_storage from{};
@@ -229,11 +232,12 @@ absl::Status endpoint::wait_keyed(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!keyed()) {
     if (closed_) return absl::CancelledError("the KDNET link was closed");
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "No KDNET target poked within ", timeout.count() / 1000.0, " s on UDP ", local_address(),
-          ". Check that the target runs kdnet with this host's address and port and the same key"));
+      return absl::DeadlineExceededError(
+          absl::StrCat("No KDNET target poked within ", timeout.count() / 1000.0, " s on UDP ", local_address(),
+                       ". Check that the target runs kdnet with this host's address and port and the same key"));
     }
     if (auto r = pump_one(left); !r.ok()) return r.status();
   }
@@ -252,7 +256,8 @@ absl::StatusOr<std::optional<link_event>> endpoint::receive(std::chrono::millise
       }
     }
     if (closed_) return absl::CancelledError("the KDNET link was closed");
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0 && !first) return std::optional<link_event>();
     if (auto r = pump_one(std::max(left, std::chrono::milliseconds(0))); !r.ok()) return r.status();
   }

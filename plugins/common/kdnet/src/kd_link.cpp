@@ -26,8 +26,7 @@ std::vector<uint8_t> encode_packet(uint32_t leader, uint16_t type, uint32_t id, 
 
 }  // namespace
 
-kd_link::kd_link(std::unique_ptr<endpoint> wire, kd_link_options options)
-    : wire_(std::move(wire)), options_(options) {}
+kd_link::kd_link(std::unique_ptr<endpoint> wire, kd_link_options options) : wire_(std::move(wire)), options_(options) {}
 
 void kd_link::count(uint64_t kd::link_stats::*field) {
   std::lock_guard lock(stats_mutex_);

@@ -56,17 +56,17 @@ absl::Status client::start() {
   // Set when we close the connection ourselves, so that only unexpected ends are reported.
   auto deliberate = std::make_shared<std::atomic<bool>>(false);
   auto conn = std::make_shared<connection>(
-      std::move(*wire),
-      connection_handlers{
-          [this](const message& m) { on_notification(nullptr, m); },
-          [this](const message& m) -> absl::StatusOr<std::string> {
-            if (!callbacks_.request) return absl::UnimplementedError("this client does not handle " + m.method);
-            return callbacks_.request(m.method, m.params);
-          },
-          [this, deliberate](const std::string& reason) {
-            if (!deliberate->load() && callbacks_.closed) callbacks_.closed(reason);
-          },
-      });
+      std::move(*wire), connection_handlers{
+                            [this](const message& m) { on_notification(nullptr, m); },
+                            [this](const message& m) -> absl::StatusOr<std::string> {
+                              if (!callbacks_.request)
+                                return absl::UnimplementedError("this client does not handle " + m.method);
+                              return callbacks_.request(m.method, m.params);
+                            },
+                            [this, deliberate](const std::string& reason) {
+                              if (!deliberate->load() && callbacks_.closed) callbacks_.closed(reason);
+                            },
+                        });
   if (absl::Status s = conn->open(); !s.ok()) return s;
   {
     // Visible to stop() while it initializes, so that stopping never waits for a slow start.
@@ -76,9 +76,9 @@ absl::Status client::start() {
   }
 
   const std::string init_params = std::string(R"({"protocolVersion":)") + sdk::quote(kProtocolVersion) +
-                                  R"(,"capabilities":)" + options_.capabilities_json +
-                                  R"(,"clientInfo":{"name":)" + sdk::quote(options_.client_name) +
-                                  R"(,"version":)" + sdk::quote(options_.client_version) + "}}";
+                                  R"(,"capabilities":)" + options_.capabilities_json + R"(,"clientInfo":{"name":)" +
+                                  sdk::quote(options_.client_name) + R"(,"version":)" +
+                                  sdk::quote(options_.client_version) + "}}";
   auto fail = [&](absl::Status s) {
     deliberate->store(true);
     conn->close();
@@ -132,7 +132,8 @@ absl::StatusOr<std::shared_ptr<connection>> client::current() {
   }
   if (absl::Status s = start(); !s.ok()) return s;
   std::lock_guard lock(mutex_);
-  if (conn_ == nullptr) return absl::UnavailableError("the upstream " + options_.upstream.describe() + " is not running");
+  if (conn_ == nullptr)
+    return absl::UnavailableError("the upstream " + options_.upstream.describe() + " is not running");
   return conn_;
 }
 
@@ -203,11 +204,13 @@ absl::StatusOr<std::vector<std::string>> client::list_all(std::string_view metho
     if (!answer.ok()) return answer.status();
     auto doc = sdk::parse_json(*answer);
     if (!doc || !doc->IsObject()) {
-      return absl::InternalError("the upstream answered " + std::string(method) + " with something that is not an object");
+      return absl::InternalError("the upstream answered " + std::string(method) +
+                                 " with something that is not an object");
     }
     const rapidjson::Value* list = sdk::member(*doc, key);
     if (list == nullptr || !list->IsArray()) {
-      return absl::InternalError("the upstream's " + std::string(method) + " answer has no '" + std::string(key) + "' array");
+      return absl::InternalError("the upstream's " + std::string(method) + " answer has no '" + std::string(key) +
+                                 "' array");
     }
     for (const auto& item : list->GetArray()) items.push_back(sdk::to_json(item));
     auto next = sdk::string_member(*doc, "nextCursor");

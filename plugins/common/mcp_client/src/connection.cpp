@@ -24,8 +24,8 @@ namespace {
 constexpr auto kRetryReading = std::chrono::milliseconds(10);
 
 absl::Status upstream_error(const message& m) {
-  absl::Status s = absl::UnknownError("the upstream answered with error " + std::to_string(m.error_code) +
-                                      ": " + m.error_message);
+  absl::Status s =
+      absl::UnknownError("the upstream answered with error " + std::to_string(m.error_code) + ": " + m.error_message);
   s.SetPayload(kJsonRpcErrorPayload, absl::Cord(m.error));
   return s;
 }
@@ -110,8 +110,8 @@ absl::StatusOr<std::string> connection::request(std::string_view method, std::st
   }
   if (cancel != nullptr) cancel->set_hook(nullptr);
   if (timed_out) {
-    const std::string why = "the upstream did not answer " + std::string(method) + " within " +
-                            std::to_string(timeout.count()) + " ms";
+    const std::string why =
+        "the upstream did not answer " + std::string(method) + " within " + std::to_string(timeout.count()) + " ms";
     tell_cancelled(why);
     return absl::DeadlineExceededError(why);
   }
@@ -130,7 +130,8 @@ void connection::on_message(std::string_view text) {
   auto parsed = parse_message(text);
   if (!parsed.ok()) {
     // Not ours to crash on: say so on stderr and go on with the next line.
-    std::string line = "rea-filter: ignoring a bad message from the upstream: " + std::string(parsed.status().message()) + "\n";
+    std::string line =
+        "rea-filter: ignoring a bad message from the upstream: " + std::string(parsed.status().message()) + "\n";
     (void)!::fwrite(line.data(), 1, line.size(), stderr);
     return;
   }
@@ -173,9 +174,9 @@ void connection::answer_request(message m) {
   }
   // A thread of its own: answering may mean asking a person, and the reader must go on.
   std::thread([self = shared_from_this(), m = std::move(m)] {
-    absl::StatusOr<std::string> result =
-        self->handlers_.on_request ? self->handlers_.on_request(m)
-                                   : absl::UnimplementedError("the client does not handle " + m.method);
+    absl::StatusOr<std::string> result = self->handlers_.on_request
+                                             ? self->handlers_.on_request(m)
+                                             : absl::UnimplementedError("the client does not handle " + m.method);
     if (result.ok()) {
       (void)self->wire_->send(make_result(m.id, *result));
     } else if (auto error = jsonrpc_error(result.status())) {

@@ -35,9 +35,11 @@ struct parsed_url {
 absl::StatusOr<parsed_url> parse_url(const std::string& url) {
   constexpr std::string_view kScheme = "http://";
   if (url.rfind("https://", 0) == 0) {
-    return absl::UnimplementedError("https upstreams (" + url + ") are not supported yet; use http:// on a trusted network or a command");
+    return absl::UnimplementedError("https upstreams (" + url +
+                                    ") are not supported yet; use http:// on a trusted network or a command");
   }
-  if (url.rfind(kScheme, 0) != 0) return absl::InvalidArgumentError("the upstream URL " + url + " does not start with http://");
+  if (url.rfind(kScheme, 0) != 0)
+    return absl::InvalidArgumentError("the upstream URL " + url + " does not start with http://");
   const std::string rest = url.substr(kScheme.size());
   const size_t slash = rest.find('/');
   const std::string authority = rest.substr(0, slash);
@@ -51,7 +53,8 @@ absl::StatusOr<parsed_url> parse_url(const std::string& url) {
     out.host = authority.substr(0, colon);
     out.port = authority.substr(colon + 1);
   }
-  if (out.host.empty() || out.port.empty()) return absl::InvalidArgumentError("the upstream URL " + url + " names no host");
+  if (out.host.empty() || out.port.empty())
+    return absl::InvalidArgumentError("the upstream URL " + url + " names no host");
   return out;
 }
 
@@ -207,7 +210,8 @@ class http_transport final : public transport {
     beast::error_code ec;
     http::read_header(x.socket(), buffer, parser, ec);
     if (ec) {
-      if (!id.empty()) fail_request(id, "the upstream " + spec_.url + " closed the connection before answering: " + ec.message());
+      if (!id.empty())
+        fail_request(id, "the upstream " + spec_.url + " closed the connection before answering: " + ec.message());
       return;
     }
     auto& res = parser.get();
@@ -279,9 +283,7 @@ class http_transport final : public transport {
     if (events_.on_message) events_.on_message(message_text);
   }
 
-  void fail_request(const std::string& id, const std::string& why) {
-    deliver(make_error(id, -32000, why));
-  }
+  void fail_request(const std::string& id, const std::string& why) { deliver(make_error(id, -32000, why)); }
 
   void fail_closed(const std::string& why) {
     {

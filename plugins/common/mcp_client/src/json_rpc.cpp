@@ -6,8 +6,7 @@ namespace toolhost::mcp_client {
 
 namespace sdk = toolhost::sdk;
 
-absl::Status line_splitter::feed(std::string_view data,
-                                 const std::function<void(std::string_view)>& on_line) {
+absl::Status line_splitter::feed(std::string_view data, const std::function<void(std::string_view)>& on_line) {
   size_t start = 0;
   while (start < data.size()) {
     const size_t nl = data.find('\n', start);
@@ -25,16 +24,16 @@ absl::Status line_splitter::feed(std::string_view data,
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.size() > max_line_) {
       buffer_.clear();
-      return absl::ResourceExhaustedError("a message from the upstream is longer than " +
-                                          std::to_string(max_line_) + " bytes");
+      return absl::ResourceExhaustedError("a message from the upstream is longer than " + std::to_string(max_line_) +
+                                          " bytes");
     }
     if (!line.empty()) on_line(line);
     buffer_.clear();
   }
   if (buffer_.size() > max_line_) {
     buffer_.clear();
-    return absl::ResourceExhaustedError("a message from the upstream is longer than " +
-                                        std::to_string(max_line_) + " bytes");
+    return absl::ResourceExhaustedError("a message from the upstream is longer than " + std::to_string(max_line_) +
+                                        " bytes");
   }
   return absl::OkStatus();
 }
@@ -43,7 +42,8 @@ absl::StatusOr<message> parse_message(std::string_view text) {
   std::string problem;
   auto doc = sdk::parse_json(text, &problem);
   if (!doc) return absl::InvalidArgumentError("the upstream sent " + problem);
-  if (doc->IsArray()) return absl::InvalidArgumentError("the upstream sent a JSON-RPC batch, which MCP no longer allows");
+  if (doc->IsArray())
+    return absl::InvalidArgumentError("the upstream sent a JSON-RPC batch, which MCP no longer allows");
   if (!doc->IsObject()) return absl::InvalidArgumentError("the upstream sent a JSON value that is not an object");
 
   message m;
@@ -55,7 +55,8 @@ absl::StatusOr<message> parse_message(std::string_view text) {
   if (id != nullptr) m.id = sdk::to_json(*id);
 
   if (method != nullptr) {
-    if (!method->IsString()) return absl::InvalidArgumentError("the upstream sent a message whose method is not a string");
+    if (!method->IsString())
+      return absl::InvalidArgumentError("the upstream sent a message whose method is not a string");
     m.method = std::string(sdk::as_view(*method));
     const rapidjson::Value* params = sdk::member(*doc, "params");
     m.params = params != nullptr ? sdk::to_json(*params) : "{}";

@@ -234,7 +234,8 @@ bool stdio_transport::read_until(const std::function<bool()>& done, std::chrono:
       if (now >= deadline) break;
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
       pollfd p{stdout_fd_, POLLIN, 0};
-      const int ready = ::poll(&p, 1, now < spin_until ? 0 : static_cast<int>(std::clamp<long long>(left, 1, kDonePollMs)));
+      const int ready =
+          ::poll(&p, 1, now < spin_until ? 0 : static_cast<int>(std::clamp<long long>(left, 1, kDonePollMs)));
       if (ready < 0 && errno != EINTR) break;
       if (ready > 0 && !read_available()) break;  // the reader thread reports the end
       if (ready == 0 && now < spin_until) std::this_thread::yield();

@@ -42,6 +42,10 @@ struct instruction {
   std::optional<uint64_t> memory_target;
   // An immediate operand's value (the first one), as `mov edi, 0x401136` loads an address.
   std::optional<uint64_t> immediate;
+  // A memory operand relative to one general register and nothing else: the register ("ebx")
+  // and the displacement (0xc for [ebx+0xc]). i386 PIC code reaches its GOT this way.
+  std::string memory_base;
+  int64_t memory_displacement = 0;
 
   bool is_call() const noexcept { return kind == flow::call; }
   bool is_jump() const noexcept { return kind == flow::jump || kind == flow::conditional_jump; }
@@ -52,9 +56,16 @@ struct instruction {
   }
 };
 
+// How `instruction::text` writes numbers. The defaults are Zydis's own (0x0000000000401030);
+// listings meant for reading (the analysis server's) turn both off (0x401030).
+struct text_style {
+  bool pad_addresses = true;
+  bool uppercase_hex = true;
+};
+
 class decoder {
  public:
-  explicit decoder(mode m = mode::x86_64);
+  explicit decoder(mode m = mode::x86_64, text_style style = {});
 
   // Decodes the instruction at the start of `bytes`, which sit at virtual address `address`.
   // Fails with InvalidArgument when the bytes are not a valid instruction, OutOfRange when
@@ -74,6 +85,7 @@ class decoder {
 
  private:
   mode mode_;
+  text_style style_;
 };
 
 }  // namespace toolhost::disasm

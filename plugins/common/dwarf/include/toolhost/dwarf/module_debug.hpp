@@ -7,10 +7,10 @@
 //   auto fn = (*m)->functions_at(pc);         // innermost inline first
 //   auto caller = (*m)->unwind_step(pc, true, regs, memory);
 //
-// Addresses are the target's: `load_base` is where the file's lowest loadable page landed. The separate debug file is found
-// by build-id (`.build-id/xx/rest.debug` under each folder, then `<folder>/<build-id>/debuginfo`,
-// the debuginfod client cache's layout) and by .gnu_debuglink (beside the file, in .debug/, under
-// each folder). A module is used by one thread at a time (libdwfl caches lazily).
+// Addresses are the target's: `load_base` is where the file's lowest loadable page landed. The separate debug file is
+// found by build-id (`.build-id/xx/rest.debug` under each folder, then `<folder>/<build-id>/debuginfo`, the debuginfod
+// client cache's layout) and by .gnu_debuglink (beside the file, in .debug/, under each folder). A module is used by
+// one thread at a time (libdwfl caches lazily).
 #pragma once
 
 #include <cstdint>
@@ -99,10 +99,10 @@ class module_debug {
 
   // The file at `path`, its lowest loadable page at `load_base`.
   static absl::StatusOr<std::unique_ptr<module_debug>> open(const std::string& path, uint64_t load_base,
-                                                           const search_paths& paths);
+                                                            const search_paths& paths);
   // An image that exists only in memory (the vDSO), loaded at `load_base`.
   static absl::StatusOr<std::unique_ptr<module_debug>> open_image(const std::string& name, std::string image,
-                                                                 uint64_t load_base);
+                                                                  uint64_t load_base);
 
   bool has_dwarf() const { return dwarf_ != nullptr; }
   // Whether the names come from a full symbol table (.symtab here or in the debug file).
@@ -142,6 +142,8 @@ class module_debug {
   friend struct call_site_access;
   module_debug();
   absl::Status attach(const std::string& name, const std::string& path, int fd, uint64_t load_base);
+  // Whether libdw may execute the module's .eh_frame (0) or .debug_frame (1): checked once.
+  bool cfi_usable(int which) const;
 
   struct state;
   std::unique_ptr<state> state_;

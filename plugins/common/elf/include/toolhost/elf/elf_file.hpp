@@ -38,8 +38,8 @@ struct section {
   uint64_t address = 0;  // sh_addr; 0 for sections not loaded
   uint64_t offset = 0;   // sh_offset in the file
   uint64_t size = 0;
-  bool allocated() const noexcept;   // SHF_ALLOC
-  bool executable() const noexcept;  // SHF_EXECINSTR
+  bool allocated() const noexcept;       // SHF_ALLOC
+  bool executable() const noexcept;      // SHF_EXECINSTR
   bool has_file_bytes() const noexcept;  // not SHT_NOBITS
   bool contains(uint64_t addr) const noexcept { return allocated() && addr >= address && addr - address < size; }
 };
@@ -87,7 +87,8 @@ class elf_file {
   const std::vector<symbol>& functions() const noexcept { return functions_; }
   const std::vector<section>& sections() const noexcept { return sections_; }
   const std::vector<segment>& segments() const noexcept { return segments_; }
-  // Relocations (SHT_RELA and SHT_REL) that name an undefined symbol, in file order.
+  // Relocations (SHT_RELA and SHT_REL) that name an undefined symbol, or (x86) that bind a GOT
+  // or PLT slot to a symbol a shared object defines and exports, in file order.
   const std::vector<import>& imports() const noexcept { return imports_; }
   const import* import_at_slot(uint64_t slot) const noexcept;
 

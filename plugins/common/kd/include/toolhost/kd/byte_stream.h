@@ -20,8 +20,7 @@ class byte_stream {
  public:
   // `connect`: "unix:PATH", "tcp:HOST:PORT", or a path (a Unix socket or a serial device,
   // which is set to 115200 8N1 raw). Gives up after `timeout`.
-  static absl::StatusOr<std::unique_ptr<byte_stream>> open(std::string_view connect,
-                                                           std::chrono::milliseconds timeout);
+  static absl::StatusOr<std::unique_ptr<byte_stream>> open(std::string_view connect, std::chrono::milliseconds timeout);
   ~byte_stream();
   byte_stream(const byte_stream&) = delete;
   byte_stream& operator=(const byte_stream&) = delete;
@@ -30,7 +29,7 @@ class byte_stream {
   // timeout; Unavailable when the peer closed or shutdown() was called.
   absl::StatusOr<size_t> read_some(std::span<uint8_t> into, std::chrono::milliseconds timeout);
   absl::Status write_all(std::span<const uint8_t> bytes);  // [any-thread]
-  void shutdown();                                          // [any-thread]
+  void shutdown();                                         // [any-thread]
   const std::string& name() const { return name_; }
 
  private:

@@ -20,7 +20,7 @@ namespace toolhost::kd {
 
 struct kdcom_options {
   std::chrono::milliseconds ack_timeout{250};  // wait for an ACK before retransmitting
-  int retries = 5;                              // retransmissions before send() gives up
+  int retries = 5;                             // retransmissions before send() gives up
   std::chrono::milliseconds stall{100};        // a partial frame this quiet is dropped
 };
 

@@ -35,12 +35,12 @@ struct inbound {
 
 // Counters a link keeps for tests and diagnostics.
 struct link_stats {
-  uint64_t sent = 0;            // data packets handed to send()
-  uint64_t retransmits = 0;     // extra transmissions (timeouts and RESENDs)
-  uint64_t received = 0;        // data packets accepted
-  uint64_t duplicates = 0;      // data packets acknowledged and dropped as stale
-  uint64_t bad_packets = 0;     // frames that failed their checksum or trailer
-  uint64_t resets = 0;          // RESET exchanges
+  uint64_t sent = 0;         // data packets handed to send()
+  uint64_t retransmits = 0;  // extra transmissions (timeouts and RESENDs)
+  uint64_t received = 0;     // data packets accepted
+  uint64_t duplicates = 0;   // data packets acknowledged and dropped as stale
+  uint64_t bad_packets = 0;  // frames that failed their checksum or trailer
+  uint64_t resets = 0;       // RESET exchanges
   // RESENDs the target sent: a packet of ours it could not take, or one that came while it
   // waited for our ACK of its own, which it then counts as delivered (kddll) and never repeats.
   uint64_t resend_requests = 0;

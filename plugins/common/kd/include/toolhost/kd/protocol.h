@@ -60,19 +60,19 @@ inline constexpr uint32_t kApiReadMsr = 0x3152;
 inline constexpr uint32_t kApiWriteMsr = 0x3153;
 inline constexpr uint32_t kApiSetContextEx = 0x3160;
 
-inline constexpr uint32_t kDbgContinue = 0x00010002;          // DBG_CONTINUE
+inline constexpr uint32_t kDbgContinue = 0x00010002;  // DBG_CONTINUE
 inline constexpr uint32_t kDbgExceptionNotHandled = 0x80010001;
 inline constexpr size_t kSetContextChunk = 512;
-inline constexpr uint32_t kAmd64ControlSpaceKspecial = 2;     // control-space "address" of KSPECIAL_REGISTERS
+inline constexpr uint32_t kAmd64ControlSpaceKspecial = 2;  // control-space "address" of KSPECIAL_REGISTERS
 
 // ---- DBGKD_ANY_WAIT_STATE_CHANGE (64-bit) -------------------------------------------------
 inline constexpr uint32_t kStateException = 0x3030;
 inline constexpr uint32_t kStateLoadSymbols = 0x3031;
 inline constexpr uint32_t kStateCommandString = 0x3032;
-inline constexpr size_t kStateChangeUnion = 32;     // exception record / load-symbols
-inline constexpr size_t kControlReportOffset = 192; // AMD64_DBGKD_CONTROL_REPORT
-inline constexpr size_t kControlReportStream = 24;  // InstructionStream inside the report
-inline constexpr size_t kMaxInstructionStream = 16; // DBGKD_MAXSTREAM
+inline constexpr size_t kStateChangeUnion = 32;      // exception record / load-symbols
+inline constexpr size_t kControlReportOffset = 192;  // AMD64_DBGKD_CONTROL_REPORT
+inline constexpr size_t kControlReportStream = 24;   // InstructionStream inside the report
+inline constexpr size_t kMaxInstructionStream = 16;  // DBGKD_MAXSTREAM
 
 inline constexpr uint32_t kStatusBreakpoint = 0x80000003;
 inline constexpr uint32_t kStatusSingleStep = 0x80000004;

@@ -195,8 +195,8 @@ class target {
     uint32_t length = 1;
   };
   hw_slot hw_[4];
-  uint64_t dr7_base_ = 0;       // DR7 bits that are not ours (kept as the target had them)
-  bool hw_applied_ = true;      // false after a reboot: written again before the next resume
+  uint64_t dr7_base_ = 0;   // DR7 bits that are not ours (kept as the target had them)
+  bool hw_applied_ = true;  // false after a reboot: written again before the next resume
 
   std::atomic<bool> running_{false};
   std::atomic<bool> lost_{false};

@@ -21,9 +21,9 @@ namespace toolhost::kdnet {
 inline constexpr uint32_t kKdnetInitialPacketId = 0x80000000;
 
 struct kd_link_options {
-  std::chrono::milliseconds ack_timeout{250};  // wait for an ACK before sending again
+  std::chrono::milliseconds ack_timeout{250};     // wait for an ACK before sending again
   std::chrono::milliseconds breakin_repeat{300};  // send an unanswered break-in again
-  int retries = 24;                             // as WinDbg and ntoseye do over KDNET
+  int retries = 24;                               // as WinDbg and ntoseye do over KDNET
 };
 
 class kd_link final : public toolhost::kd::link {

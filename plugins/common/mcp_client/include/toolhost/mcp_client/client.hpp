@@ -6,8 +6,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <map>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -101,14 +101,14 @@ class client {
 
   client_options options_;
   client_callbacks callbacks_;
-  mutable std::mutex mutex_;        // guards conn_ and info_
-  std::mutex start_mutex_;          // one start at a time
+  mutable std::mutex mutex_;  // guards conn_ and info_
+  std::mutex start_mutex_;    // one start at a time
   std::shared_ptr<connection> conn_;
   std::shared_ptr<connection> starting_;  // being initialized
   std::optional<server_info> info_;
   std::map<const connection*, std::shared_ptr<std::atomic<bool>>> deliberate_;
 
-  std::mutex progress_mutex_;       // held while a progress callback runs
+  std::mutex progress_mutex_;                    // held while a progress callback runs
   std::map<std::string, progress_fn> progress_;  // our progress token -> where it goes
   uint64_t next_token_ = 1;
 };

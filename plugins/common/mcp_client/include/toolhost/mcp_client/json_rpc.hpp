@@ -34,13 +34,13 @@ class line_splitter {
 struct message {
   enum class kind { request, notification, response, error_response };
   kind type = kind::notification;
-  std::string method;       // requests and notifications
-  std::string id;           // JSON text of the id ("7" or "\"abc\""); empty for notifications
-  std::string params;       // requests and notifications: the params value, "{}" when absent
-  std::string result;       // responses: the result value
-  int64_t error_code = 0;   // error responses
+  std::string method;      // requests and notifications
+  std::string id;          // JSON text of the id ("7" or "\"abc\""); empty for notifications
+  std::string params;      // requests and notifications: the params value, "{}" when absent
+  std::string result;      // responses: the result value
+  int64_t error_code = 0;  // error responses
   std::string error_message;
-  std::string error;        // error responses: the whole error object
+  std::string error;  // error responses: the whole error object
 };
 
 // Parses one line. A batch (array), a non-object or a message that is none of the four

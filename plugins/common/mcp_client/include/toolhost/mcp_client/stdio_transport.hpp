@@ -63,13 +63,13 @@ class stdio_transport final : public transport {
   bool threads_taken_ = false;
   bool threads_gone_ = false;
   std::mutex write_mutex_;
-  std::mutex read_mutex_;             // held by whoever reads stdout; guards the two below
+  std::mutex read_mutex_;  // held by whoever reads stdout; guards the two below
   line_splitter splitter_;
   std::vector<char> read_buffer_ = std::vector<char>(size_t{1} << 16);
   std::atomic<bool> requester_reading_{false};
   std::atomic<std::chrono::steady_clock::time_point> last_requester_read_{};
   std::atomic<bool> output_ended_{false};
-  std::string broken_;                // why the framing broke (guarded by state_mutex_)
+  std::string broken_;  // why the framing broke (guarded by state_mutex_)
   std::mutex state_mutex_;
   bool reaped_ = false;
   std::string exit_text_;

@@ -16,10 +16,10 @@ namespace toolhost::mcp_client {
 
 // Where the upstream server is: a command to run (stdio) or a Streamable HTTP URL.
 struct upstream_spec {
-  std::vector<std::string> command;          // program and arguments; PATH is searched
-  std::map<std::string, std::string> env;    // added to (and overriding) our own environment
-  std::string cwd;                           // empty: our own working directory
-  std::string url;                           // set instead of `command` for Streamable HTTP
+  std::vector<std::string> command;            // program and arguments; PATH is searched
+  std::map<std::string, std::string> env;      // added to (and overriding) our own environment
+  std::string cwd;                             // empty: our own working directory
+  std::string url;                             // set instead of `command` for Streamable HTTP
   std::map<std::string, std::string> headers;  // extra HTTP headers (e.g. Authorization)
 
   // "`npx -y rea-agents mcp`" or the URL: how error messages name the upstream.

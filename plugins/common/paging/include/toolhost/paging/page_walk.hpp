@@ -27,14 +27,14 @@ inline constexpr uint64_t cr3_table(uint64_t cr3) { return cr3 & 0x000ffffffffff
 bool is_canonical(uint64_t va);
 
 struct translation {
-  uint64_t physical = 0;    // the physical address of `va` itself
-  uint64_t page_size = 0;   // kPageSize4K, kPageSize2M or kPageSize1G
-  uint64_t page_base = 0;   // physical address of the leaf page
-  bool writable = false;    // effective: every level allows it
-  bool user = false;        // effective: every level allows it
-  bool no_execute = false;  // effective: any level forbids it
-  int levels = 0;           // entries read: 2 (1 GiB leaf), 3 (2 MiB) or 4 (4 KiB)
-  std::array<uint64_t, 4> entries{};  // PML4E, PDPTE, PDE, PTE as read (levels of them)
+  uint64_t physical = 0;                      // the physical address of `va` itself
+  uint64_t page_size = 0;                     // kPageSize4K, kPageSize2M or kPageSize1G
+  uint64_t page_base = 0;                     // physical address of the leaf page
+  bool writable = false;                      // effective: every level allows it
+  bool user = false;                          // effective: every level allows it
+  bool no_execute = false;                    // effective: any level forbids it
+  int levels = 0;                             // entries read: 2 (1 GiB leaf), 3 (2 MiB) or 4 (4 KiB)
+  std::array<uint64_t, 4> entries{};          // PML4E, PDPTE, PDE, PTE as read (levels of them)
   std::array<uint64_t, 4> entry_addresses{};  // where each entry was read from
 };
 
@@ -46,7 +46,6 @@ absl::StatusOr<translation> translate(uint64_t cr3, uint64_t va, const read_phys
 // Reads virtual memory page by page: returns the number of bytes read, a prefix of `out` that
 // stops at the first page that does not translate or cannot be read. The error of that first
 // page when nothing at all was read.
-absl::StatusOr<size_t> read_virtual(uint64_t cr3, uint64_t va, std::span<uint8_t> out,
-                                    const read_physical_fn& read);
+absl::StatusOr<size_t> read_virtual(uint64_t cr3, uint64_t va, std::span<uint8_t> out, const read_physical_fn& read);
 
 }  // namespace toolhost::paging

@@ -77,15 +77,15 @@ class symbol_index {
 
  private:
   std::vector<std::unique_ptr<char[]>> storage_;  // the names' bytes
-  void build_names() const;  // the by-name side, made on the first lookup by name
+  void build_names() const;                       // the by-name side, made on the first lookup by name
 
-  std::vector<symbol> by_rva_;                         // sorted by rva, then name
+  std::vector<symbol> by_rva_;  // sorted by rva, then name
   mutable std::once_flag names_once_;
-  mutable std::vector<uint32_t> by_name_;              // indexes into by_rva_, sorted by lower-cased name
+  mutable std::vector<uint32_t> by_name_;  // indexes into by_rva_, sorted by lower-cased name
   mutable std::unique_ptr<char[]> lower_storage_;
-  mutable std::vector<std::string_view> lower_names_;  // by_rva_ order, in lower_storage_
+  mutable std::vector<std::string_view> lower_names_;             // by_rva_ order, in lower_storage_
   mutable std::unordered_map<std::string_view, uint32_t> exact_;  // a name's first entry in by_rva_
-  std::vector<uint32_t> functions_;            // indexes of sized procedures, sorted by rva
+  std::vector<uint32_t> functions_;                               // indexes of sized procedures, sorted by rva
 };
 
 class pdb_file {

@@ -110,6 +110,15 @@ struct export_table {
   std::vector<export_entry> entries;  // by ordinal; empty slots left out
 };
 
+// One imported function and the IAT slot the loader writes its address into.
+struct import_entry {
+  std::string dll;   // "KERNEL32.dll", as the image names it
+  std::string name;  // empty for an import by ordinal
+  uint16_t hint = 0;
+  uint16_t ordinal = 0;  // an import by ordinal only
+  uint32_t slot = 0;     // RVA of its IAT entry
+};
+
 // IMAGE_DEBUG_DIRECTORY.
 struct debug_entry {
   uint32_t type = 0;  // 2 CodeView, 16 Repro, ...
@@ -126,7 +135,7 @@ struct codeview {
   std::array<uint8_t, 16> guid{};  // as stored: Data1..Data3 little-endian, then Data4
   uint32_t signature = 0;          // NB10 only
   uint32_t age = 0;
-  std::string pdb_path;            // as the linker wrote it ("ntkrnlmp.pdb", "C:\\...\\x.pdb")
+  std::string pdb_path;  // as the linker wrote it ("ntkrnlmp.pdb", "C:\\...\\x.pdb")
   // The last component of pdb_path: the file name the symbol server is asked for.
   std::string pdb_name() const;
   // "{F59A9BF2-7A70-4062-4C4C-44205044422E}"
@@ -171,9 +180,9 @@ struct unwind_info {
   uint8_t version = 0;
   uint8_t flags = 0;  // UNW_FLAG_EHANDLER 1, UHANDLER 2, CHAININFO 4
   uint8_t prolog_size = 0;
-  uint8_t frame_register = 0;  // 0: none
-  uint8_t frame_offset = 0;    // scaled: the offset from rsp, in bytes
-  std::vector<unwind_code> codes;  // in the order stored (the reverse of the prolog's)
+  uint8_t frame_register = 0;               // 0: none
+  uint8_t frame_offset = 0;                 // scaled: the offset from rsp, in bytes
+  std::vector<unwind_code> codes;           // in the order stored (the reverse of the prolog's)
   std::optional<runtime_function> chained;  // UNW_FLAG_CHAININFO
   uint32_t handler = 0;                     // RVA of the exception handler, if any
 };
@@ -207,6 +216,12 @@ class image {
   absl::StatusOr<std::string> read_string(uint32_t rva, size_t max = 512) const;
 
   absl::StatusOr<export_table> exports() const;
+  // The import directory, DLL by DLL in the image's order.
+  absl::StatusOr<std::vector<import_entry>> imports() const;
+  // A file image's bytes as read (empty for an image in memory).
+  std::string_view file_bytes() const noexcept {
+    return file_bytes_ ? std::string_view(*file_bytes_) : std::string_view();
+  }
   absl::StatusOr<std::vector<debug_entry>> debug_entries() const;
   // The CodeView record; nullopt when the image has none.
   absl::StatusOr<std::optional<pe::codeview>> codeview() const;

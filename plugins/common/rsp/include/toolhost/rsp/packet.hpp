@@ -30,11 +30,11 @@ bool unescape(std::string_view raw, std::string& out, size_t limit);
 // One thing read from the wire.
 struct event {
   enum class kind {
-    packet,     // a complete packet with a good checksum; `payload` is decoded
-    bad_packet, // a packet with a wrong checksum or malformed body (send '-')
-    ack,        // '+'
-    nack,       // '-'
-    interrupt,  // 0x03 (only a stub receives this; a client may ignore it)
+    packet,      // a complete packet with a good checksum; `payload` is decoded
+    bad_packet,  // a packet with a wrong checksum or malformed body (send '-')
+    ack,         // '+'
+    nack,        // '-'
+    interrupt,   // 0x03 (only a stub receives this; a client may ignore it)
   };
   kind type;
   std::string payload;

@@ -25,8 +25,37 @@ struct register_def {
 // The x86-64 registers a snapshot may hold, in register-map order. Each takes 8 bytes in the
 // register buffer (little-endian at 8 * index).
 enum x86_reg : int {
-  rax, rbx, rcx, rdx, rsi, rdi, rbp, rsp, r8, r9, r10, r11, r12, r13, r14, r15, rip, eflags,
-  cs, ss, ds, es, fs, gs, fs_base, gs_base, cr0, cr2, cr3, cr4, x86_reg_count
+  rax,
+  rbx,
+  rcx,
+  rdx,
+  rsi,
+  rdi,
+  rbp,
+  rsp,
+  r8,
+  r9,
+  r10,
+  r11,
+  r12,
+  r13,
+  r14,
+  r15,
+  rip,
+  eflags,
+  cs,
+  ss,
+  ds,
+  es,
+  fs,
+  gs,
+  fs_base,
+  gs_base,
+  cr0,
+  cr2,
+  cr3,
+  cr4,
+  x86_reg_count
 };
 register_def x86_register(x86_reg r);
 

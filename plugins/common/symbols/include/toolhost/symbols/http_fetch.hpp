@@ -23,9 +23,9 @@ struct http_options {
 };
 
 struct http_response {
-  int status = 0;         // the final response's status (after redirects)
-  std::string url;        // the URL that answered
-  uint64_t bytes = 0;     // body bytes written
+  int status = 0;      // the final response's status (after redirects)
+  std::string url;     // the URL that answered
+  uint64_t bytes = 0;  // body bytes written
 };
 
 // GETs `url` into the file `path` (created or truncated; left with the body of whatever status
@@ -36,8 +36,7 @@ absl::StatusOr<http_response> http_get_file(const std::string& url, const std::s
                                             const http_options& options);
 
 // The same into memory, for small answers (file.ptr); at most `limit` bytes.
-absl::StatusOr<std::pair<http_response, std::string>> http_get_text(const std::string& url,
-                                                                     const http_options& options,
-                                                                     size_t limit = 64 * 1024);
+absl::StatusOr<std::pair<http_response, std::string>> http_get_text(const std::string& url, const http_options& options,
+                                                                    size_t limit = 64 * 1024);
 
 }  // namespace toolhost::symbols

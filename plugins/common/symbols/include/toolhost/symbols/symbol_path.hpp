@@ -29,12 +29,12 @@ inline constexpr std::string_view kMicrosoftSymbolServer = "https://msdl.microso
 // One element of the path, with the stores it searches in order (local folders, then at most
 // one server URL) and the folders a file found further on is copied into.
 struct path_element {
-  std::string text;                   // as written
-  std::vector<std::string> stores;    // local symbol-store folders, nearest first
-  std::string server;                 // "http(s)://..." or ""
-  std::vector<std::string> caches;    // where files from `server` (or, for cache*, later elements) go
-  bool plain_folder = false;          // a folder the user named, searched flat as well as as a store
-  bool cache_marker = false;          // a cache*DIR element (it finds nothing itself)
+  std::string text;                 // as written
+  std::vector<std::string> stores;  // local symbol-store folders, nearest first
+  std::string server;               // "http(s)://..." or ""
+  std::vector<std::string> caches;  // where files from `server` (or, for cache*, later elements) go
+  bool plain_folder = false;        // a folder the user named, searched flat as well as as a store
+  bool cache_marker = false;        // a cache*DIR element (it finds nothing itself)
 };
 
 class symbol_path {

@@ -21,8 +21,8 @@ class simple_table final : public type_table {
   // Adds a type; a named structure, union, enumeration or alias becomes findable by name (the
   // complete one with the largest size wins).
   type_id add(type t) {
-    const bool named = !t.name.empty() && (t.k == kind::structure || t.k == kind::union_ ||
-                                           t.k == kind::enumeration || t.k == kind::alias);
+    const bool named = !t.name.empty() && (t.k == kind::structure || t.k == kind::union_ || t.k == kind::enumeration ||
+                                           t.k == kind::alias);
     const std::string name = t.name;
     const bool complete = !t.incomplete;
     const uint64_t size = t.size;

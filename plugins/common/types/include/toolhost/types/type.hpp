@@ -49,13 +49,13 @@ enum class kind : uint8_t {
 };
 
 enum class encoding : uint8_t {
-  none,              // void
-  boolean,           // C++ bool, _Bool
+  none,     // void
+  boolean,  // C++ bool, _Bool
   signed_integer,
   unsigned_integer,
-  signed_char,       // char, signed char (shown as a number and a character)
-  unsigned_char,     // unsigned char
-  wide_char,         // wchar_t, char16_t
+  signed_char,    // char, signed char (shown as a number and a character)
+  unsigned_char,  // unsigned char
+  wide_char,      // wchar_t, char16_t
   floating,
 };
 
@@ -64,8 +64,8 @@ struct member {
   uint64_t offset = 0;
   type_id type = kNoType;
   uint8_t bit_position = 0;
-  uint8_t bit_length = 0;  // 0: not a bitfield
-  bool base_class = false; // an inherited base (C++); `name` is the base's type name
+  uint8_t bit_length = 0;   // 0: not a bitfield
+  bool base_class = false;  // an inherited base (C++); `name` is the base's type name
 };
 
 struct enumerator {
@@ -75,15 +75,16 @@ struct enumerator {
 
 struct type {
   kind k = kind::base;
-  std::string name;  // "_EPROCESS", "ULONG" (an alias), "unsigned long" (a base type); "" for pointers, arrays, anonymous types
-  uint64_t size = 0; // bytes; 0 for void, functions and incomplete types
+  std::string
+      name;  // "_EPROCESS", "ULONG" (an alias), "unsigned long" (a base type); "" for pointers, arrays, anonymous types
+  uint64_t size = 0;              // bytes; 0 for void, functions and incomplete types
   encoding enc = encoding::none;  // base types only
   type_id target = kNoType;
-  uint64_t count = 0;              // arrays
-  bool incomplete = false;         // a declaration whose definition was not found
-  std::vector<member> members;     // structures and unions, in declaration order
+  uint64_t count = 0;           // arrays
+  bool incomplete = false;      // a declaration whose definition was not found
+  std::vector<member> members;  // structures and unions, in declaration order
   std::vector<enumerator> enumerators;
-  std::vector<type_id> parameters; // functions
+  std::vector<type_id> parameters;  // functions
 };
 
 class type_table {

@@ -46,7 +46,7 @@ struct header_facts {
 
 // A run of physical pages stored back to back in the file.
 struct page_run {
-  uint64_t first_page = 0;   // physical page number
+  uint64_t first_page = 0;  // physical page number
   uint64_t page_count = 0;
   uint64_t file_offset = 0;  // of the first page
 };

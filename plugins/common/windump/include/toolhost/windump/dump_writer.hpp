@@ -23,7 +23,7 @@ struct physical_range {
 struct full_dump_request {
   std::vector<physical_range> ranges;  // what to save; the header's descriptor holds 42 runs,
                                        // so beyond that the smallest holes are saved as zeros
-  uint64_t directory_table_base = 0;  // CR3 of the address space the dump describes
+  uint64_t directory_table_base = 0;   // CR3 of the address space the dump describes
   uint64_t ps_loaded_module_list = 0;
   uint64_t ps_active_process_head = 0;
   uint64_t kd_debugger_data_block = 0;
@@ -31,7 +31,7 @@ struct full_dump_request {
   uint32_t number_processors = 1;
   uint32_t bugcheck_code = 0;
   std::array<uint64_t, 4> bugcheck_parameters{};
-  uint32_t major_version = 15;   // "free build" as a Windows target reports it
+  uint32_t major_version = 15;  // "free build" as a Windows target reports it
   uint32_t minor_version = 0;
   amd64_context context;  // the current CPU's registers
   std::string comment;    // up to 127 bytes are kept

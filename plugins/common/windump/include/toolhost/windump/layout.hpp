@@ -10,7 +10,7 @@ namespace toolhost::windump::layout {
 inline constexpr uint64_t kPageSize = 0x1000;
 inline constexpr uint64_t kHeaderSize = 0x2000;
 
-inline constexpr uint32_t kSignature = 0x45474150;  // "PAGE"
+inline constexpr uint32_t kSignature = 0x45474150;    // "PAGE"
 inline constexpr uint32_t kValidDump64 = 0x34365544;  // "DU64"
 inline constexpr uint32_t kValidDump32 = 0x504d5544;  // "DUMP" (a 32-bit dump)
 inline constexpr uint32_t kMachineAmd64 = 0x8664;

@@ -46,7 +46,7 @@ inline constexpr std::string_view kCodeTypes[] = {"code",  "procedure", "byte", 
                                                   "dword", "qword",     "cstring", "undefined"};
 inline constexpr std::string_view kNumberFormats[] = {"hex", "decimal", "char", "offset", "address"};
 absl::Status check_view(std::string_view view);
-absl::Status check_code_type(std::string_view type);      // empty allowed
+absl::Status check_code_type(std::string_view type);        // empty allowed
 absl::Status check_number_format(std::string_view format);  // empty allowed
 
 // The sentence every tool answers with while no file is open.

@@ -1,0 +1,315 @@
+// The 2026-07-28 era: every request carries its own context in params._meta (protocol version,
+// client capabilities, log level), nothing is inferred from earlier requests, and results say
+// what they are (resultType), who answered (_meta serverInfo) and how long they keep (ttlMs,
+// cacheScope). The handlers are the stateful era's; what differs is checked here on the way in
+// and added here on the way out. subscriptions/listen replaces the GET stream and
+// resources/subscribe: a request that stays open and carries the list changes it asked for.
+#include <toolhost/sdk/strings.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include <toolhost/sdk/json.hpp>
+
+#include "host/log.hpp"
+#include "host/mcp/jsonrpc.hpp"
+#include "host/mcp/session.hpp"
+#include "host/mcp/session_params.hpp"
+
+namespace toolhost::mcp {
+namespace {
+
+constexpr std::string_view kMetaVersion = "io.modelcontextprotocol/protocolVersion";
+constexpr std::string_view kMetaCapabilities = "io.modelcontextprotocol/clientCapabilities";
+constexpr std::string_view kMetaLogLevel = "io.modelcontextprotocol/logLevel";
+constexpr std::string_view kMetaSubscription = "io.modelcontextprotocol/subscriptionId";
+
+constexpr size_t kMaxListeners = 16;  // open subscriptions/listen requests per session
+
+template <size_t N>
+bool listed(const char* const (&versions)[N], std::string_view v) {
+  return std::any_of(std::begin(versions), std::end(versions), [v](const char* s) { return v == s; });
+}
+
+// Results a client may keep: lists and reads. ttlMs 0 (revalidate each time) because providers
+// and plugins change them at run time; private because permissions and privacy settings shape
+// them for this host's user.
+bool cacheable(std::string_view method) {
+  return method == "tools/list" || method == "prompts/list" || method == "resources/list" ||
+         method == "resources/templates/list" || method == "resources/read" || method == "server/discover";
+}
+
+// The name a request's Mcp-Name header must repeat.
+std::string named_in(std::string_view method, const rapidjson::Value* params) {
+  if (method == "tools/call" || method == "prompts/get") return string_param(params, "name");
+  if (method == "resources/read") return string_param(params, "uri");
+  return {};
+}
+
+std::string short_text(std::string_view s) { return s.size() > 100 ? cat(s.substr(0, 100), "...") : std::string(s); }
+
+}  // namespace
+
+struct session::listener {
+  request_ptr request;
+  bool tools = false;
+  bool prompts = false;
+  bool resources = false;
+  std::set<std::string> uris;
+};
+
+const std::map<std::string, session::handler, std::less<>>& session::stateless_methods() {
+  static const std::map<std::string, handler, std::less<>> table = {
+      {"server/discover", &session::discover},
+      {"tools/list", &session::tools_list},
+      {"tools/call", &session::tools_call},
+      {"resources/list", &session::resources_list},
+      {"resources/templates/list", &session::resource_templates_list},
+      {"resources/read", &session::resources_read},
+      {"prompts/list", &session::prompts_list},
+      {"prompts/get", &session::prompts_get},
+      {"completion/complete", &session::complete},
+      {"subscriptions/listen", &session::subscriptions_listen},
+  };
+  return table;
+}
+
+bool session::is_stateless(const rapidjson::Value* params, const request_headers& headers) {
+  if (const rapidjson::Value* meta = object_param(params, "_meta");
+      meta != nullptr && sdk::member(*meta, kMetaVersion)) {
+    return true;
+  }
+  return headers.present && !headers.protocol_version.empty() && !listed(kSupportedVersions, headers.protocol_version);
+}
+
+void session::handle_stateless(const std::shared_ptr<request_context>& request, const rapidjson::Value* params,
+                               const request_headers& headers) {
+  request->stateless = true;
+  const rapidjson::Value* meta = object_param(params, "_meta");
+  const rapidjson::Value* version = meta != nullptr ? sdk::member(*meta, kMetaVersion) : nullptr;
+  const rapidjson::Value* capabilities = meta != nullptr ? sdk::member(*meta, kMetaCapabilities) : nullptr;
+  if (version == nullptr || !version->IsString() || capabilities == nullptr || !capabilities->IsObject()) {
+    return respond_error(request, jsonrpc::kInvalidParams,
+                         cat("Invalid params: a 2026-07-28 request carries params._meta with \"", kMetaVersion,
+                             "\" (a string) and \"", kMetaCapabilities, "\" (an object); ",
+                             meta == nullptr ? "this one has no _meta" : "this one's _meta lacks one of them"),
+                         {}, 400);
+  }
+  const std::string requested(sdk::as_view(*version));
+  if (headers.present) {
+    std::string mismatch;
+    const std::string name = named_in(request->method, params);
+    if (headers.protocol_version != requested) {
+      mismatch = cat("the MCP-Protocol-Version header is '", short_text(headers.protocol_version),
+                     "' but _meta names '", short_text(requested), "'");
+    } else if (headers.method.empty()) {
+      mismatch = cat("the Mcp-Method header is missing (the body's method is '", short_text(request->method), "')");
+    } else if (headers.method != request->method) {
+      mismatch = cat("the Mcp-Method header is '", short_text(headers.method), "' but the body's method is '",
+                     short_text(request->method), "'");
+    } else if (headers.name.empty() && !name.empty()) {
+      mismatch = cat("the Mcp-Name header is missing (the body names '", short_text(name), "')");
+    } else if (headers.name != name) {
+      mismatch =
+          cat("the Mcp-Name header is '", short_text(headers.name), "' but the body names '", short_text(name), "'");
+    }
+    if (!mismatch.empty()) {
+      return respond_error(request, jsonrpc::kHeaderMismatch,
+                           cat("Header mismatch: ", mismatch, "; send the same value in both"), {}, 400);
+    }
+  }
+  if (!listed(kStatelessVersions, requested)) {
+    std::string supported;
+    for (const char* v : kStatelessVersions) append(supported, supported.empty() ? "" : ",", sdk::quote(v));
+    return respond_error(request, jsonrpc::kUnsupportedVersion,
+                         cat("Unsupported protocol version '", short_text(requested), "': this server speaks ",
+                             kStatelessVersions[0], " per request, and 2025-11-25 and older through initialize"),
+                         cat(R"({"supported":[)", supported, R"(],"requested":)", sdk::quote(requested), "}"), 400);
+  }
+  request->version = requested;
+  request->client_capabilities = sdk::to_json(*capabilities);
+  if (auto level = sdk::string_member(*meta, kMetaLogLevel)) request->log_level = log_level_index(*level);
+  const auto it = stateless_methods().find(request->method);
+  if (it == stateless_methods().end()) {
+    const bool removed = methods().count(request->method) != 0;
+    return respond_error(request, jsonrpc::kMethodNotFound,
+                         removed ? cat("Method not found: ", request->method, " is not part of MCP ", requested,
+                                       " (it belongs to the initialize-based revisions)")
+                                 : cat("Method not found: ", short_text(request->method)),
+                         {}, 404);
+  }
+  (this->*it->second)(request, params);
+}
+
+std::string session::server_info_json() const {
+  return cat(R"({"name":"toolhost","title":)", sdk::quote(cat("toolhost: ", server_.name())), R"(,"version":)",
+             sdk::quote(TOOLHOST_VERSION), "}");
+}
+
+std::string session::capabilities_json() const {
+  return R"({"tools":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},)"
+         R"("prompts":{"listChanged":true},"logging":{},"completions":{}})";
+}
+
+void session::discover(const request_ptr& request, const rapidjson::Value*) {
+  server_.wait_ready(std::chrono::milliseconds(1000));  // instructions come from the plugins
+  std::string versions;
+  for (const char* v : kStatelessVersions) append(versions, versions.empty() ? "" : ",", sdk::quote(v));
+  std::string result = cat(R"({"supportedVersions":[)", versions, R"(],"capabilities":)", capabilities_json());
+  if (server_.ready()) {
+    const std::string instructions = server_.instructions();
+    if (!instructions.empty()) append(result, R"(,"instructions":)", sdk::quote(instructions));
+  }
+  result += '}';
+  respond(request, result);
+}
+
+std::string session::stateless_result(const request_context& request, std::string result) const {
+  const bool has_type = result.find("\"resultType\"") != std::string::npos;
+  std::string fields;
+  if (!has_type) fields += R"("resultType":"complete",)";
+  if (cacheable(request.method)) fields += R"("ttlMs":0,"cacheScope":"private",)";
+  const std::string info = server_info_json();
+  if (result.find("\"_meta\"") == std::string::npos) {
+    append(fields, R"("_meta":{"io.modelcontextprotocol/serverInfo":)", info, "},");
+  } else {
+    // The result has a _meta of its own (or the word in its content): merge properly.
+    rapidjson::Document doc;
+    doc.Parse(result.c_str(), result.size());
+    if (!doc.HasParseError() && doc.IsObject()) {
+      auto& a = doc.GetAllocator();
+      rapidjson::Value* meta = nullptr;
+      if (auto it = doc.FindMember("_meta"); it != doc.MemberEnd() && it->value.IsObject()) meta = &it->value;
+      if (meta == nullptr) {
+        doc.RemoveMember("_meta");
+        doc.AddMember("_meta", rapidjson::Value(rapidjson::kObjectType), a);
+        meta = &doc["_meta"];
+      }
+      rapidjson::Document server_info;
+      server_info.Parse(info.c_str(), info.size());
+      if (!meta->HasMember("io.modelcontextprotocol/serverInfo")) {
+        meta->AddMember("io.modelcontextprotocol/serverInfo", rapidjson::Value(server_info, a), a);
+      }
+      result = sdk::to_json(doc);
+    }
+  }
+  if (fields.empty() || result.size() < 2 || result.front() != '{') return result;
+  if (result == "{}") fields.pop_back();  // no member follows
+  result.insert(1, fields);
+  return result;
+}
+
+// ---- subscriptions/listen -----------------------------------------------------------------------
+
+void session::subscriptions_listen(const request_ptr& request, const rapidjson::Value* params) {
+  const rapidjson::Value* filter = object_param(params, "notifications");
+  if (filter == nullptr) {
+    return respond_error(request, jsonrpc::kInvalidParams,
+                         "Invalid params: \"notifications\" (the list changes and resources to listen to) is required");
+  }
+  auto l = std::make_shared<listener>();
+  l->request = request;
+  auto flag = [filter](const char* name) {
+    const rapidjson::Value* v = sdk::member(*filter, name);
+    return v != nullptr && v->IsBool() && v->GetBool();
+  };
+  l->tools = flag("toolsListChanged");
+  l->prompts = flag("promptsListChanged");
+  l->resources = flag("resourcesListChanged");
+  std::vector<std::string> uris;
+  size_t bytes = 0;
+  if (const rapidjson::Value* list = sdk::member(*filter, "resourceSubscriptions");
+      list != nullptr && list->IsArray()) {
+    for (const auto& u : list->GetArray()) {
+      if (!u.IsString()) continue;
+      bytes += u.GetStringLength();
+      if (uris.size() >= limits_.max_subscriptions || bytes > limits_.max_subscription_bytes) {
+        return respond_error(request, jsonrpc::kInvalidParams,
+                             cat("Invalid params: at most ", limits_.max_subscriptions, " resource subscriptions (",
+                                 limits_.max_subscription_bytes / 1024, " KiB of URIs) per listen request"));
+      }
+      uris.emplace_back(u.GetString(), u.GetStringLength());
+    }
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (listeners_.size() >= kMaxListeners) {
+      return respond_error(request, jsonrpc::kInternalError,
+                           cat("Too many subscriptions/listen requests open: at most ", kMaxListeners,
+                               " per connection; close one first"));
+    }
+  }
+  // Which URIs exist is a plugin question: asked on a worker.
+  run_async(request, [this, request, l, uris = std::move(uris)] {
+    std::string honored;
+    if (l->tools) honored += R"("toolsListChanged":true,)";
+    if (l->prompts) honored += R"("promptsListChanged":true,)";
+    if (l->resources) honored += R"("resourcesListChanged":true,)";
+    std::string accepted;
+    for (const auto& uri : uris) {
+      if (!server_.catalog().resource_exists(uri)) continue;  // nothing will ever update it
+      if (l->uris.insert(uri).second) append(accepted, accepted.empty() ? "" : ",", sdk::quote(uri));
+    }
+    if (!accepted.empty()) append(honored, R"("resourceSubscriptions":[)", accepted, "],");
+    if (!honored.empty()) honored.pop_back();
+    {
+      std::lock_guard lock(mutex_);
+      listeners_[request->id] = l;
+    }
+    // The acknowledgement goes first; notify_listeners sends nothing to this listener before it
+    // is in the table, and it is put there only now.
+    send(request->reply, {jsonrpc::notification_message("notifications/subscriptions/acknowledged",
+                                                        cat(R"({"notifications":{)", honored, R"(},"_meta":{")",
+                                                            kMetaSubscription, R"(":)", request->id, "}}")),
+                          request->id, false});
+  });
+}
+
+void session::notify_listeners(const std::string& json) {
+  {
+    std::lock_guard lock(mutex_);
+    if (listeners_.empty()) return;
+  }
+  std::vector<std::shared_ptr<listener>> to;
+  rapidjson::Document doc;
+  doc.Parse(json.c_str(), json.size());
+  const auto method = doc.HasParseError() ? std::nullopt : sdk::string_member(doc, "method");
+  if (!method) return;
+  std::string uri;
+  if (*method == "notifications/resources/updated") {
+    if (const rapidjson::Value* p = sdk::member(doc, "params")) uri = sdk::string_member(*p, "uri").value_or("");
+  }
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, l] : listeners_) {
+      const bool wants = (*method == "notifications/tools/list_changed" && l->tools) ||
+                         (*method == "notifications/prompts/list_changed" && l->prompts) ||
+                         (*method == "notifications/resources/list_changed" && l->resources) ||
+                         (!uri.empty() && l->uris.count(uri) != 0);
+      if (wants) to.push_back(l);
+    }
+  }
+  if (to.empty()) return;
+  auto& a = doc.GetAllocator();
+  if (!doc.HasMember("params") || !doc["params"].IsObject()) {
+    doc.RemoveMember("params");
+    doc.AddMember("params", rapidjson::Value(rapidjson::kObjectType), a);
+  }
+  rapidjson::Value& params = doc["params"];
+  if (!params.HasMember("_meta") || !params["_meta"].IsObject()) {
+    params.RemoveMember("_meta");
+    params.AddMember("_meta", rapidjson::Value(rapidjson::kObjectType), a);
+  }
+  rapidjson::Value& meta = params["_meta"];
+  meta.RemoveMember(rapidjson::StringRef(kMetaSubscription.data(), kMetaSubscription.size()));
+  for (const auto& l : to) {
+    rapidjson::Document id;
+    id.Parse(l->request->id.c_str(), l->request->id.size());
+    meta.RemoveMember(rapidjson::StringRef(kMetaSubscription.data(), kMetaSubscription.size()));
+    meta.AddMember(rapidjson::StringRef(kMetaSubscription.data(), kMetaSubscription.size()), rapidjson::Value(id, a),
+                   a);
+    send(l->request->reply, {sdk::to_json(doc), l->request->id, false});
+  }
+}
+
+}  // namespace toolhost::mcp
