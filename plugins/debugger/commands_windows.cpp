@@ -235,8 +235,7 @@ absl::Status session::cmd_thread(const std::string& name, std::string_view args)
   std::string state = state_text(*t);
   if (t->state == 2) {
     // Which processor: the one whose PRCB says it runs this thread.
-    if (threads_.empty()) refresh_threads();
-    for (uint32_t i = 0; i < std::max<size_t>(threads_.size(), 1); ++i) {
+    for (uint32_t i = 0, n = windows_processors(); i < n; ++i) {
       if (windows_->current_thread(i) == ethread) state = absl::StrFormat("RUNNING on processor %u", i);
     }
   }
@@ -255,6 +254,37 @@ absl::Status session::cmd_thread(const std::string& name, std::string_view args)
   result_json_ = thread_json(*t);
   result_json_.insert(result_json_.size() - 1, R"(,"image":)" + sdk::quote(owner_image));
   return absl::OkStatus();
+}
+
+void session::list_processors() {
+  // Processor n is the backend's vCPU n; a dump holds one register context, so the kernel may
+  // know more processors than the backend lists.
+  std::string json = R"({"threads":[)";
+  for (uint32_t i = 0, n = windows_processors(); i < n; ++i) {
+    const bool vcpu = i < threads_.size();
+    const bool current = vcpu && threads_[i].current;
+    std::string line = absl::StrFormat("%s%u  Processor %u", current ? "." : " ", i, i);
+    std::string entry = absl::StrFormat(R"({"index":%u,"processor":%u,"id":%s,"name":%s,"current":%s)", i, i,
+                                        vcpu ? std::to_string(threads_[i].id) : "null",
+                                        sdk::quote(vcpu ? threads_[i].name : ""), current ? "true" : "false");
+    const uint64_t ethread = windows_->current_thread(i);
+    auto t = ethread != 0 ? windows_->thread_at(ethread) : absl::NotFoundError("no PRCB");
+    if (t.ok()) {
+      std::string image = "?";
+      if (auto p = windows_->process_at(t->process); p.ok()) image = p->image;
+      line += absl::StrFormat("  Thread %s  Cid %04x.%04x  Process %s  %s", address_text(t->ethread), t->pid, t->tid,
+                              address_text(t->process), image);
+      entry += absl::StrFormat(R"(,"ethread":"0x%x","tid":%d,"pid":%d,"eprocess":"0x%x","image":%s)", t->ethread,
+                               t->tid, t->pid, t->process, sdk::quote(image));
+    } else {
+      line += "  Thread ? (its PRCB or CurrentThread is not readable)";
+      entry += R"(,"ethread":null)";
+    }
+    if (!vcpu) line += "  (no register context from the " + target_->backend() + " backend)";
+    out_ += line + "\n";
+    json += std::string(i ? "," : "") + entry + "}";
+  }
+  result_json_ = json + "]}";
 }
 
 absl::Status session::cmd_dot_thread(const std::string& name, std::string_view args) {

@@ -253,6 +253,10 @@ class session final : public expression_context {
   std::optional<windows::process> current_process();
   // The ETHREAD running on the current vCPU, 0 when unknown.
   uint64_t current_ethread();
+  // The kernel's processors (nt!KeNumberProcessors), else the backend's vCPUs (at least 1).
+  uint32_t windows_processors();
+  // `~` on a Windows kernel: each processor's current thread beside the backend's vCPU list.
+  void list_processors();
   std::string windows_trailer();
   // vertarget's lines for a Windows kernel, and its JSON in `json`.
   std::string windows_version_text(std::string& json);

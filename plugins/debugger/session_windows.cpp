@@ -200,6 +200,13 @@ uint64_t session::current_ethread() {
   return windows_->current_thread(processor);
 }
 
+uint32_t session::windows_processors() {
+  if (threads_.empty()) refresh_threads();
+  const uint32_t vcpus = static_cast<uint32_t>(std::max<size_t>(threads_.size(), 1));
+  if (!windows_) return vcpus;
+  return std::max(windows_->processor_count().value_or(vcpus), vcpus);
+}
+
 std::string session::windows_trailer() {
   std::string text;
   if (windows_pending_) text += " | rediscovery pending";
@@ -233,8 +240,7 @@ std::string session::windows_target_json() {
 
 std::string session::windows_version_text(std::string& json) {
   const windows::kernel& k = *windows_;
-  if (threads_.empty()) refresh_threads();
-  const size_t processors = std::max<size_t>(threads_.size(), 1);
+  const uint32_t processors = windows_processors();
   std::string out =
       absl::StrFormat("Windows %u Kernel Version %u %s (%u procs) Free x64\n", k.major() != 0 ? k.major() : 10,
                       k.build(), processors > 1 ? "MP" : "UP", processors);

@@ -250,6 +250,7 @@ void kernel::attach_symbols(const nt_symbols& nt) {
   if (const uint64_t a = address("PsActiveProcessHead")) active_process_head_ = a;
   if (const uint64_t a = address("PsInitialSystemProcess")) initial_process_ = read_u64(a).value_or(0);
   if (const uint64_t a = address("KiProcessorBlock")) processor_block_ = a;
+  number_processors_ = address("KeNumberProcessors");
 
   // The KDBG: the backend's, the PDB's KdDebuggerDataBlock, the list head's first entry.
   std::vector<uint64_t> candidates;
@@ -470,6 +471,13 @@ uint64_t kernel::current_thread(uint32_t processor) const {
   auto prcb = read_u64(processor_block_ + processor * 8ull);
   if (!prcb || *prcb == 0) return 0;
   return read_u64(*prcb + layout_.prcb_current_thread).value_or(0);
+}
+
+std::optional<uint32_t> kernel::processor_count() const {
+  if (number_processors_ == 0) return std::nullopt;
+  auto n = read_u32(number_processors_);
+  if (!n || *n == 0 || *n > 2048) return std::nullopt;
+  return *n;
 }
 
 std::optional<uint32_t> kernel::handle_count(const process& p) const {

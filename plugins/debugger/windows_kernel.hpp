@@ -110,6 +110,8 @@ class kernel {
   absl::StatusOr<std::vector<loaded_module>> user_modules(const process& p) const;
   // The thread running on processor `n` (KiProcessorBlock[n]->CurrentThread), 0 when unknown.
   uint64_t current_thread(uint32_t processor) const;
+  // nt!KeNumberProcessors (1..2048), nullopt when nt's symbols do not name it or it is unreadable.
+  std::optional<uint32_t> processor_count() const;
   // The handles in use in a process's handle table; nullopt when the table cannot be read.
   std::optional<uint32_t> handle_count(const process& p) const;
 
@@ -127,6 +129,7 @@ class kernel {
   uint64_t kdbg_ = 0;
   bool kdbg_encoded_ = false;
   uint64_t module_list_ = 0, active_process_head_ = 0, initial_process_ = 0, processor_block_ = 0;
+  uint64_t number_processors_ = 0;  // &KeNumberProcessors
   nt_layout layout_;
   std::string how_;
   std::vector<std::string> notes_;

@@ -1,6 +1,8 @@
 #include "windows_system.hpp"
 
 #include <unistd.h>
+
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -176,15 +178,27 @@ windows_system::windows_system(bool encoded) {
   k.put<uint64_t>(active_process_head + 8, processes.back().eprocess + kEpLinks);
   k.put<uint64_t>(nt_symbol("PsInitialSystemProcess"), processes.front().eprocess);
 
-  // Processor 0: its KPCR with the PRCB inside; notepad's first thread runs there.
-  const uint64_t kpcr = carve(0x1000);
-  prcb = kpcr + 0x180;
-  current_thread = processes.back().threads.front().ethread;
-  k.put<uint64_t>(kpcr + 0x18, kpcr);
-  k.put<uint64_t>(kpcr + 0x20, prcb);
-  k.put<uint64_t>(prcb + 0x8, current_thread);
+  // Two processors, each a KPCR with the PRCB inside: notepad's first thread runs on 0 (the
+  // dump's register context), csrss's second on 1 (a processor the dump has no context for).
   kiprocessor_block = nt_symbol("KiProcessorBlock");
-  k.put<uint64_t>(kiprocessor_block, prcb);
+  running_threads = {processes.back().threads.front().ethread, processes[2].threads.back().ethread};
+  for (size_t n = 0; n < running_threads.size(); ++n) {
+    const uint64_t kpcr = carve(0x1000);
+    const uint64_t block = kpcr + 0x180;
+    k.put<uint64_t>(kpcr + 0x18, kpcr);
+    k.put<uint64_t>(kpcr + 0x20, block);
+    k.put<uint64_t>(block + 0x8, running_threads[n]);
+    k.put<uint8_t>(running_threads[n] + kKtState, 2);  // Running
+    k.put<uint64_t>(kiprocessor_block + n * 8, block);
+    if (n == 0) prcb = block;
+  }
+  current_thread = running_threads.front();
+  for (auto& p : processes) {
+    for (auto& t : p.threads) {
+      if (std::find(running_threads.begin(), running_threads.end(), t.ethread) != running_threads.end()) t.state = 2;
+    }
+  }
+  k.put<uint32_t>(nt_symbol("KeNumberProcessors"), static_cast<uint32_t>(running_threads.size()));
 
   // Large pages (physical frames above the 4 KiB pages' region) and not-present PTEs: a page
   // in transition (frame 0x1234, ReadWrite) and one in page file 2 at offset 0x4567 (ExecuteRead).

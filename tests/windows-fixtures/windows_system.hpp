@@ -43,7 +43,8 @@ struct windows_system {
   std::vector<kernel_module> modules;
   std::vector<system_process> processes;
   uint64_t module_list = 0, active_process_head = 0, kdbg = 0, kiprocessor_block = 0, prcb = 0;
-  uint64_t current_thread = 0;  // KiProcessorBlock[0]->CurrentThread
+  uint64_t current_thread = 0;            // KiProcessorBlock[0]->CurrentThread
+  std::vector<uint64_t> running_threads;  // KiProcessorBlock[n]->CurrentThread (KeNumberProcessors of them)
   // Kernel pages of each kind for !pte / !vtop: a 2 MiB and a 1 GiB leaf (each with `kLargeMark`
   // written 0x1238 bytes in), a transition PTE and a paged-out one (their values here).
   static constexpr uint64_t kLarge2m = 0xfffff80040000000, kLarge1g = 0xfffff80080000000;

@@ -133,6 +133,49 @@ TEST_CASE("modules with their PDBs, dt of an EPROCESS, !thread, vertarget", "[wi
   std::filesystem::remove(dump);
 }
 
+TEST_CASE("~ shows each processor's current thread; !thread names the processor it runs on", "[windows]") {
+  const w::windows_system sys;
+  const std::string dump = sys.write_dump("processors.dmp");
+  auto tools = w::make_tools({.symbol_path = TOOLHOST_WINDOWS_FIXTURES});
+  REQUIRE_FALSE(w::unpack(tools->open("dump", dump, "")).error);
+  REQUIRE(sys.running_threads.size() == 2);
+  auto list = w::run(*tools, "~", "json");
+  REQUIRE_FALSE(list.error);
+  auto doc = list.json();
+  REQUIRE(doc["result"]["threads"].Size() == sys.running_threads.size());
+  for (size_t n = 0; n < sys.running_threads.size(); ++n) {
+    const w::system_process* owner = nullptr;
+    const w::system_thread* thread = nullptr;
+    for (const auto& p : sys.processes) {
+      for (const auto& t : p.threads) {
+        if (t.ethread == sys.running_threads[n]) owner = &p, thread = &t;
+      }
+    }
+    REQUIRE(thread != nullptr);
+    const std::string line =
+        absl::StrFormat("%s%u  Processor %u  Thread %s  Cid %04x.%04x  Process %s  %s", n == 0 ? "." : " ", n, n,
+                        addr(thread->ethread), owner->pid, thread->tid, addr(owner->eprocess), owner->image);
+    INFO(list.text);
+    CHECK(list.text.find(line) != std::string::npos);
+    const auto& entry = doc["result"]["threads"][static_cast<rapidjson::SizeType>(n)];
+    CHECK(entry["ethread"].GetString() == absl::StrFormat("0x%x", thread->ethread));
+    CHECK(entry["tid"].GetUint64() == thread->tid);
+    CHECK(std::string(entry["image"].GetString()) == owner->image);
+    auto th = w::run(*tools, absl::StrFormat("!thread %x", thread->ethread));
+    CHECK(th.text.find(absl::StrFormat("RUNNING on processor %u", n)) != std::string::npos);
+  }
+  // The dump has processor 0's registers only: processor 1 is listed, not selectable.
+  CHECK(list.text.find("1  Processor 1") != std::string::npos);
+  CHECK(list.text.find("(no register context from the dump backend)") != std::string::npos);
+  CHECK(doc["result"]["threads"][1]["id"].IsNull());
+  auto select = w::run(*tools, "~1s");
+  CHECK(select.error);
+  CHECK(select.text.find("processor 1 has no register context from the dump backend") != std::string::npos);
+  CHECK_FALSE(w::run(*tools, "~0s").error);
+  CHECK(w::run(*tools, "vertarget").text.find("Kernel Version 19041 MP (2 procs)") != std::string::npos);
+  std::filesystem::remove(dump);
+}
+
 TEST_CASE("an encoded KDBG is decoded; a dump header naming nothing is found by the scans", "[windows]") {
   // KdCopyDataBlock's published test vectors.
   using toolhost::debugger::windows::decode_kdbg_qword;
