@@ -4,9 +4,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <toolhost/plugin.h>
 
@@ -26,6 +28,15 @@ struct call_state {
   // The client has its answer (the result, or the time limit's error): nothing more is sent.
   std::atomic<bool> answered{false};
   uint64_t deadline = 0;  // the call's entry in the server's deadlines, 0 for none
+  // 2026-07-28 input-required rounds (input_required.hpp): the answers the client has given (this
+  // round's and, through requestState, earlier ones), the questions of this run that have none
+  // yet, as (key, {"method","params"}), and how many questions without a key of their own were
+  // asked (their keys are "input-1", "input-2"... in the order asked, the same in every run).
+  bool input_rounds = false;  // the request may end with an InputRequiredResult
+  std::map<std::string, std::string, std::less<>> answers;
+  std::vector<std::pair<std::string, std::string>> input_requests;
+  int unkeyed_questions = 0;
+  std::mutex input_mutex;  // guards the three above: a plugin may ask from several threads
 
   // Marks the call cancelled and runs the plugin's cancel handler once.
   void cancel();

@@ -13,6 +13,7 @@
 
 #include "host/log.hpp"
 #include "host/mcp/call_context.hpp"
+#include "host/mcp/input_required.hpp"
 #include "host/mcp/jsonrpc.hpp"
 #include "host/mcp/request_checks.hpp"
 #include "host/mcp/session_params.hpp"
@@ -488,7 +489,7 @@ void session::send_progress(call_state& call, double progress, double total, con
 }
 
 int32_t session::client_request(call_state& call, std::string_view method, std::string_view params_json,
-                                uint32_t timeout_ms, std::string& out) {
+                                uint32_t timeout_ms, std::string& out, std::string_view key) {
   const std::pair<std::string_view, std::string_view> needs[] = {
       {"elicitation/create", "elicitation"}, {"sampling/createMessage", "sampling"}, {"roots/list", "roots"}};
   for (const auto& [m, capability] : needs) {
@@ -499,8 +500,25 @@ int32_t session::client_request(call_state& call, std::string_view method, std::
       return TOOLHOST_ERR_UNSUPPORTED;
     }
   }
-  // The stateless era has no server-to-client requests.
-  if (call.request->stateless) return TOOLHOST_ERR_UNSUPPORTED;
+  // The stateless era has no server-to-client requests: the question is answered from the
+  // client's inputResponses, or ends the call with an InputRequiredResult that asks it.
+  if (call.request->stateless) {
+    if (!call.input_rounds || !sdk::parse_json(params_json)) return TOOLHOST_ERR_UNSUPPORTED;
+    std::string params(params_json);
+    std::string name = input_required::take_key(params);
+    if (!key.empty()) name = std::string(key);
+    std::lock_guard lock(call.input_mutex);
+    if (name.empty()) name = cat("input-", ++call.unkeyed_questions);
+    if (auto it = call.answers.find(name); it != call.answers.end()) {
+      out = it->second;
+      return TOOLHOST_OK;
+    }
+    for (const auto& [asked, request] : call.input_requests) {
+      if (asked == name) return TOOLHOST_ERR_CANCELLED;
+    }
+    call.input_requests.emplace_back(name, cat(R"({"method":)", sdk::quote(method), R"(,"params":)", params, "}"));
+    return TOOLHOST_ERR_CANCELLED;
+  }
   if (!sdk::parse_json(params_json)) return TOOLHOST_ERR_INVALID_ARGUMENT;
   auto p = std::make_shared<pending_request>();
   int64_t id = 0;

@@ -118,8 +118,11 @@ class session : public std::enable_shared_from_this<session> {
 
   // For call contexts (call_context.cpp).
   void send_progress(call_state& call, double progress, double total, const char* message);
+  // A question to the client on behalf of `call`. In 2026-07-28 it is answered from the call's
+  // input-required answers or noted for its InputRequiredResult under `key` (empty: the params'
+  // own key, else the next "input-N"), and TOOLHOST_ERR_CANCELLED says it has no answer yet.
   int32_t client_request(call_state& call, std::string_view method, std::string_view params_json, uint32_t timeout_ms,
-                         std::string& out);
+                         std::string& out, std::string_view key = {});
   // The capabilities the client declared: at initialize, or in a 2026-07-28 request's _meta.
   bool client_can(const request_context& request, std::string_view capability) const;
   std::string client_capabilities_json(const request_context& request) const;

@@ -9,6 +9,7 @@
 
 #include "host/log.hpp"
 #include "host/mcp/call_context.hpp"
+#include "host/mcp/input_required.hpp"
 #include "host/mcp/jsonrpc.hpp"
 #include "host/mcp/request_checks.hpp"
 #include "host/mcp/session.hpp"
@@ -48,6 +49,21 @@ void session::tools_call(const request_ptr& request, const rapidjson::Value* par
   call->progress_token = request->progress_token;
   if (const rapidjson::Value* meta = object_param(params, "_meta")) call->meta_json = sdk::to_json(*meta);
   const std::string args = arguments != nullptr ? sdk::to_json(*arguments) : "{}";
+  // 2026-07-28: questions become input-required rounds; a later round brings its requestState.
+  std::string bound;
+  if (request->stateless) {
+    call->input_rounds = true;
+    bound = input_required::binding(server_.name(), request->method, name, args);
+    if (const rapidjson::Value* state = sdk::member(*params, "requestState")) {
+      if (!state->IsString()) {
+        return respond_error(request, jsonrpc::kInvalidParams,
+                             "Invalid params: \"requestState\" must be the string this server gave");
+      }
+      auto opened = input_required::open(state->GetString(), bound, sdk::member(*params, "inputResponses"));
+      if (!opened.ok()) return respond_error(request, jsonrpc::kInvalidParams, std::string(opened.status().message()));
+      call->answers = std::move(*opened);
+    }
+  }
   {
     std::lock_guard lock(mutex_);
     if (!calls_.emplace(request->id, call).second) {
@@ -63,7 +79,7 @@ void session::tools_call(const request_ptr& request, const rapidjson::Value* par
           if (auto self = weak.lock()) self->time_out(call, limit);
         });
   }
-  run_async(request, [this, request, call, args] {
+  run_async(request, [this, request, call, args, bound] {
     std::string result = run_tool(call, args);
     if (call->deadline != 0) server_.deadlines().remove(call->deadline);
     forget_call(call);
@@ -84,6 +100,12 @@ void session::tools_call(const request_ptr& request, const rapidjson::Value* par
                            cat("Missing required client capability: ", call->name, " needs the client's '",
                                call->missing_capability, "' capability; declare it in _meta's clientCapabilities"),
                            cat(R"({"requiredCapabilities":{)", sdk::quote(call->missing_capability), ":{}}}"), 400);
+    }
+    if (!call->input_requests.empty()) {  // it asked what only the person can answer: a next round
+      std::vector<std::string> keys;
+      for (const auto& [key, question] : call->input_requests) keys.push_back(key);
+      return respond(request,
+                     input_required::result(call->input_requests, input_required::seal(bound, keys, call->answers)));
     }
     respond(request, result);
   });
@@ -120,8 +142,8 @@ std::string session::run_tool(const std::shared_ptr<call_state>& call, const std
   const policy::decision d = policy::authorize(
       question, [&](const std::string& message, const std::string& schema) -> std::optional<policy::answer> {
         std::string answer;
-        const int32_t status =
-            client_request(*call, "elicitation/create", policy::approval_request(message, schema), 0, answer);
+        const int32_t status = client_request(*call, "elicitation/create", policy::approval_request(message, schema), 0,
+                                              answer, "toolhost_approval");
         if (status == TOOLHOST_ERR_UNSUPPORTED) return std::nullopt;  // the client cannot be asked
         return policy::read_approval(status == TOOLHOST_OK, answer);
       });

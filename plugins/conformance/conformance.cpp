@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,6 +45,141 @@ sdk::result three_logs(const sdk::args&, sdk::call& call) {
   pause(call, 50);
   call.log(sdk::log_level::info, "Tool execution completed");
   return sdk::result::text("Logging test completed: sent 3 log messages.");
+}
+
+// A question the 2026-07-28 input-required scenarios expect under a key of their choosing: the
+// key goes in the params' _meta, where toolhost takes it out (in 2025-11-25 the question is an
+// ordinary request to the client and the key is not needed). The answer's JSON, or nothing
+// while it has none.
+std::optional<rapidjson::Document> ask(sdk::call& call, std::string_view key, std::string_view method,
+                                       std::string params) {
+  params.pop_back();  // the closing brace
+  params += std::string(params.size() > 1 ? "," : "") + R"("_meta":{"io.toolhost/inputKey":)" + quote(key) + "}}";
+  auto answer = call.request(method, params);
+  if (!answer.ok()) return std::nullopt;
+  return sdk::parse_json(*answer);
+}
+
+std::string content_field(const std::optional<rapidjson::Document>& answer, const char* field) {
+  if (!answer || !answer->IsObject()) return "";
+  const rapidjson::Value* content = sdk::member(*answer, "content");
+  if (content == nullptr || !content->IsObject()) return "";
+  if (const rapidjson::Value* v = sdk::member(*content, field))
+    return v->IsString() ? v->GetString() : sdk::to_json(*v);
+  return "";
+}
+
+std::string roots_text(const std::optional<rapidjson::Document>& answer) {
+  std::string text;
+  const rapidjson::Value* roots = answer && answer->IsObject() ? sdk::member(*answer, "roots") : nullptr;
+  if (roots == nullptr || !roots->IsArray()) return text;
+  for (const auto& r : roots->GetArray()) {
+    if (auto uri = sdk::string_member(r, "uri")) text += (text.empty() ? "" : ", ") + std::string(*uri);
+  }
+  return text;
+}
+
+constexpr const char* kNameQuestion =
+    R"({"message":"What is your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}})";
+
+absl::Status register_input_required_tools(sdk::plugin& p) {
+  auto tool = [&p](const char* name, const char* description) {
+    return std::move(p.tool(name).description(description).input_schema(kNoArgs).permission(kKind).concurrent());
+  };
+  const auto unanswered = [] { return sdk::result::error("The client has not answered the question yet."); };
+  absl::Status s = tool("test_input_required_result_elicitation", "Asks the user's name, then greets them.")
+                       .handler([unanswered](const sdk::args&, sdk::call& call) {
+                         auto answer = ask(call, "user_name", "elicitation/create", kNameQuestion);
+                         if (!answer) return unanswered();
+                         return sdk::result::text("Hello, " + content_field(answer, "name") + "!");
+                       });
+  if (s.ok()) {
+    s = tool("test_input_required_result_sampling", "Asks the client's model for the capital of France.")
+            .handler([unanswered](const sdk::args&, sdk::call& call) {
+              auto answer = ask(
+                  call, "capital_question", "sampling/createMessage",
+                  R"({"messages":[{"role":"user","content":{"type":"text","text":"What is the capital of France?"}}],"maxTokens":100})");
+              if (!answer) return unanswered();
+              return sdk::result::text("The model answered: " + content_field(answer, "text"));
+            });
+  }
+  if (s.ok()) {
+    s = tool("test_input_required_result_list_roots", "Asks the client for its roots and lists them.")
+            .handler([unanswered](const sdk::args&, sdk::call& call) {
+              auto answer = ask(call, "client_roots", "roots/list", "{}");
+              if (!answer) return unanswered();
+              return sdk::result::text("The client's roots: " + roots_text(answer));
+            });
+  }
+  if (s.ok()) {
+    // toolhost reads answers only with the requestState it sealed: an answer here is one whose
+    // state was checked.
+    s = tool("test_input_required_result_request_state", "Asks for a confirmation; the answer comes with the state.")
+            .handler([unanswered](const sdk::args&, sdk::call& call) {
+              auto answer = ask(
+                  call, "confirm", "elicitation/create",
+                  R"({"message":"Please confirm","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}})");
+              if (!answer) return unanswered();
+              return sdk::result::text("state-ok: confirmed " + content_field(answer, "ok"));
+            });
+  }
+  if (s.ok()) {
+    s = tool("test_input_required_result_multiple_inputs", "Asks a name, a greeting and the roots at once.")
+            .handler([unanswered](const sdk::args&, sdk::call& call) {
+              auto name = ask(call, "user_name", "elicitation/create", kNameQuestion);
+              auto greeting = ask(
+                  call, "greeting", "sampling/createMessage",
+                  R"({"messages":[{"role":"user","content":{"type":"text","text":"Generate a greeting"}}],"maxTokens":50})");
+              auto roots = ask(call, "client_roots", "roots/list", "{}");
+              if (!name || !greeting || !roots) return unanswered();
+              return sdk::result::text(content_field(greeting, "text") + " " + content_field(name, "name") +
+                                       " (roots: " + roots_text(roots) + ")");
+            });
+  }
+  if (s.ok()) {
+    s = tool("test_input_required_result_multi_round", "Asks a name, then a favourite colour.")
+            .handler([unanswered](const sdk::args&, sdk::call& call) {
+              auto name = ask(
+                  call, "step1", "elicitation/create",
+                  R"({"message":"Step 1: What is your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}})");
+              if (!name) return unanswered();
+              auto color = ask(
+                  call, "step2", "elicitation/create",
+                  R"({"message":"Step 2: What is your favorite color?","requestedSchema":{"type":"object","properties":{"color":{"type":"string"}},"required":["color"]}})");
+              if (!color) return unanswered();
+              return sdk::result::text(content_field(name, "name") + " likes " + content_field(color, "color"));
+            });
+  }
+  if (s.ok()) {
+    // Asks only what the client's capabilities allow: the user (elicitation), the model (sampling).
+    s = tool("test_input_required_result_capabilities", "Asks the user and the model what the client can ask them.")
+            .handler([unanswered](const sdk::args&, sdk::call& call) {
+              auto caps = sdk::parse_json(call.raw()->client_capabilities_json);
+              const auto declared = [&](const char* c) {
+                return caps && caps->IsObject() && sdk::member(*caps, c) != nullptr;
+              };
+              std::optional<rapidjson::Document> name, greeting;
+              if (declared("elicitation")) name = ask(call, "user_name", "elicitation/create", kNameQuestion);
+              if (declared("sampling")) {
+                greeting = ask(
+                    call, "greeting", "sampling/createMessage",
+                    R"({"messages":[{"role":"user","content":{"type":"text","text":"Generate a greeting"}}],"maxTokens":50})");
+              }
+              if ((declared("elicitation") && !name) || (declared("sampling") && !greeting)) return unanswered();
+              return sdk::result::text("Asked what the client can ask.");
+            });
+  }
+  if (s.ok()) {
+    s = tool("test_input_required_result_tampered_state", "Asks for a confirmation (its state must come back intact).")
+            .handler([unanswered](const sdk::args&, sdk::call& call) {
+              auto answer = ask(
+                  call, "confirm", "elicitation/create",
+                  R"({"message":"Please confirm","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}})");
+              if (!answer) return unanswered();
+              return sdk::result::text("Confirmed.");
+            });
+  }
+  return s;
 }
 
 absl::Status register_tools(sdk::plugin& p) {
@@ -435,6 +571,7 @@ absl::Status init(sdk::plugin& p) {
   absl::Status s = p.declare_settings(sdk::kNoSettings);
   if (s.ok()) s = p.permission_kind(kKind, "Run the conformance fixtures", TOOLHOST_PERMISSION_ALLOW);
   if (s.ok()) s = register_tools(p);
+  if (s.ok()) s = register_input_required_tools(p);
   auto& watched = p.keep(std::make_shared<watched_resource>(p));
   if (s.ok()) s = register_resources(p, watched);
   if (s.ok()) s = register_prompts(p);
