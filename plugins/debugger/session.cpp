@@ -16,6 +16,7 @@
 #include "output_store.hpp"
 #include "pdb_symbols.hpp"
 #include "pe_symbols.hpp"
+#include "pe_unwinder.hpp"
 
 namespace toolhost::debugger {
 
@@ -261,6 +262,7 @@ module_symbols session::load_module_symbols(const module& m) {
     return out;
   }
   out.pe_image = *image;
+  out.unwinder = make_pe_unwinder(*image, m.base);
   out.facts = pe_facts(**image, m.path);
   // The PDB first; the exports stay as the fallback (and for names the PDB lacks).
   std::string pdb_problem;
