@@ -1,7 +1,6 @@
 // The analysis plugin: REA's read-only analysis tools answered natively, with REA's names,
 // arguments, result envelope and pages, from toolhost::analysis (no Ghidra, Hopper or Node).
 #include <memory>
-#include <set>
 #include <string>
 
 #include <toolhost/sdk/sdk.hpp>
@@ -65,50 +64,38 @@ sdk::result answer(as::server_state& state, const as::tool_def& def, const sdk::
   return r;
 }
 
-absl::StatusOr<int64_t> integer_setting(const rapidjson::Value& settings, const char* name, int64_t fallback,
-                                        int64_t low, int64_t high) {
+// The settings, checked by the host against this schema before init reads them (unknown keys,
+// types and ranges are refused there, with the config line that wrote them).
+constexpr const char* kSettingsSchema = R"json({"type": "object", "properties": {
+    "max_documents": {"type": "integer", "minimum": 1, "maximum": 64, "description": "How many binaries may be open at once (default 4)"},
+    "threads": {"type": "integer", "minimum": 0, "maximum": 256, "description": "Threads for one analysis; 0 uses every core (default)"},
+    "max_file_mb": {"type": "integer", "minimum": 1, "maximum": 1048576, "description": "The largest file open_binary accepts, in MiB (default 2048)"},
+    "evidence_mb": {"type": "integer", "minimum": 1, "maximum": 4096, "description": "Memory kept for evidence records, in MiB (default 64)"},
+    "open": {"type": "array", "items": {"type": "string"}, "description": "Binaries to analyse at start, before any client asks"}
+}})json";
+
+int64_t integer_setting(const rapidjson::Value& settings, const char* name, int64_t fallback) {
   const rapidjson::Value* v = sdk::member(settings, name);
-  if (v == nullptr) return fallback;
-  if (!v->IsInt64() || v->GetInt64() < low || v->GetInt64() > high) {
-    return absl::InvalidArgumentError(std::string("settings.analysis.") + name + " must be a whole number from " +
-                                      std::to_string(low) + " to " + std::to_string(high));
-  }
-  return v->GetInt64();
+  return v != nullptr && v->IsInt64() ? v->GetInt64() : fallback;
 }
 
 absl::Status init(sdk::plugin& plugin) {
+  if (auto s = plugin.declare_settings(kSettingsSchema); !s.ok()) return s;
   const rapidjson::Value& settings = plugin.settings();
-  static const std::set<std::string> kSettings{"max_documents", "threads", "max_file_mb", "evidence_mb", "open"};
-  for (const auto& m : settings.GetObject()) {
-    if (kSettings.count(m.name.GetString()) == 0) {
-      return absl::InvalidArgumentError(std::string("settings.analysis.") + m.name.GetString() +
-                                        " is not a setting of the analysis plugin (it has max_documents, threads, "
-                                        "max_file_mb, evidence_mb and open)");
-    }
-  }
-  auto max_documents = integer_setting(settings, "max_documents", 4, 1, 64);
-  if (!max_documents.ok()) return max_documents.status();
-  auto threads = integer_setting(settings, "threads", 0, 0, 256);
-  if (!threads.ok()) return threads.status();
-  auto max_file_mb = integer_setting(settings, "max_file_mb", 2048, 1, 1 << 20);
-  if (!max_file_mb.ok()) return max_file_mb.status();
-  auto evidence_mb = integer_setting(settings, "evidence_mb", 64, 1, 4096);
-  if (!evidence_mb.ok()) return evidence_mb.status();
 
   as::store_options options;
-  options.max_documents = static_cast<size_t>(*max_documents);
-  options.threads = static_cast<unsigned>(*threads);
-  options.max_file_bytes = static_cast<uint64_t>(*max_file_mb) << 20;
-  auto state = std::make_shared<as::server_state>(options, static_cast<size_t>(*evidence_mb) << 20);
+  options.max_documents = static_cast<size_t>(integer_setting(settings, "max_documents", 4));
+  options.threads = static_cast<unsigned>(integer_setting(settings, "threads", 0));
+  options.max_file_bytes = static_cast<uint64_t>(integer_setting(settings, "max_file_mb", 2048)) << 20;
+  const auto evidence_bytes = static_cast<size_t>(integer_setting(settings, "evidence_mb", 64)) << 20;
+  auto state = std::make_shared<as::server_state>(options, evidence_bytes);
   plugin.keep(state);
   // Analyses run on their own threads: stop them before the plugin goes away.
   plugin.on_deinit([state] { state->documents.close_all(); });
 
   // Binaries named in the config start their analysis now, before any client asks.
   if (const rapidjson::Value* open = sdk::member(settings, "open")) {
-    if (!open->IsArray()) return absl::InvalidArgumentError("settings.analysis.open must be an array of paths");
     for (const auto& p : open->GetArray()) {
-      if (!p.IsString()) return absl::InvalidArgumentError("settings.analysis.open must be an array of paths");
       std::string path(p.GetString(), p.GetStringLength());
       if (!path.empty() && path[0] != '/' && path[0] != '~') path = plugin.config_dir() + "/" + path;
       if (auto d = state->documents.open(path); !d.ok()) {

@@ -1,5 +1,7 @@
 #include "tool_context.hpp"
 
+#include "procedure_facts.hpp"
+
 #include <algorithm>
 
 #include <absl/status/status.h>
@@ -128,6 +130,26 @@ void write_identity_fields(json_writer& w, const an::function& f) {
   put_text(w, f.name);
   key(w, "classification");
   write_classification(w, f);
+}
+
+void write_signature_and_locals(json_writer& w, const an::function& f) {
+  key(w, "signature");
+  if (auto s = signature_of(f))
+    put_text(w, *s);
+  else
+    w.Null();
+  key(w, "locals");
+  w.StartArray();
+  w.EndArray();
+}
+
+void write_extent_fields(json_writer& w, std::string_view name, uint64_t start, uint64_t end) {
+  key(w, "name");
+  put_text(w, name);
+  key(w, "start");
+  put_address(w, start);
+  key(w, "end");
+  put_address(w, end);
 }
 
 void write_identity(json_writer& w, const an::function& f) {

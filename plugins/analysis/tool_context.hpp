@@ -58,6 +58,10 @@ void write_classification(json_writer& w, const an::function& f, bool with_prove
 // REA's procedure identity {address, name, classification}; the fields alone for answers that add some.
 void write_identity_fields(json_writer& w, const an::function& f);
 void write_identity(json_writer& w, const an::function& f);
+// REA's `signature` (null when unknown) and `locals` (always empty: no decompiler) fields.
+void write_signature_and_locals(json_writer& w, const an::function& f);
+// The {name, start, end} fields that segments and sections begin with.
+void write_extent_fields(json_writer& w, std::string_view name, uint64_t start, uint64_t end);
 void write_identity_or_null(json_writer& w, const an::function* f);
 // REA's reference edge {source_address, target_address, source_procedure, target_procedure, kind}.
 void write_reference_edge(json_writer& w, const an::program_analysis& a, const disasm::code_reference& r);

@@ -24,12 +24,7 @@ const char* section_provenance(const an::image& img) {
 
 void write_region(json_writer& w, const an::image& img, std::string_view name, uint64_t start, uint64_t end, bool r,
                   bool wr, bool x, bool initialized, const char* provenance) {
-  key(w, "name");
-  put_text(w, name);
-  key(w, "start");
-  put_address(w, start);
-  key(w, "end");
-  put_address(w, end);
+  write_extent_fields(w, name, start, end);
   key(w, "readable");
   w.Bool(r);
   key(w, "writable");
@@ -344,12 +339,7 @@ absl::StatusOr<std::string> binary_overview(tool_context& c) {
   for (size_t i = 0; i < regions.size() && i < static_cast<size_t>(*limit); ++i) {
     const auto& [name, start, end] = regions[i];
     w.StartObject();
-    key(w, "name");
-    put_text(w, name);
-    key(w, "start");
-    put_address(w, start);
-    key(w, "end");
-    put_address(w, end);
+    write_extent_fields(w, name, start, end);
     if (detail == "detailed") {
       key(w, "length");
       w.Uint64(end - start);

@@ -56,14 +56,7 @@ absl::StatusOr<std::string> procedure_info(tool_context& c) {
   w.Uint64(length);
   key(w, "basicblock_count");
   w.Uint64(body.blocks.size());
-  key(w, "signature");
-  if (auto s = signature_of(f))
-    put_text(w, *s);
-  else
-    w.Null();
-  key(w, "locals");
-  w.StartArray();
-  w.EndArray();
+  write_signature_and_locals(w, f);
   key(w, "classification");
   write_classification(w, f);
   w.EndObject();

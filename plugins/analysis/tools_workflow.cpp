@@ -85,14 +85,7 @@ absl::StatusOr<std::string> analyze_function(tool_context& c) {
   key(w, "procedure");
   w.StartObject();
   write_identity_fields(w, f);
-  key(w, "signature");
-  if (auto s = signature_of(f))
-    put_text(w, *s);
-  else
-    w.Null();
-  key(w, "locals");
-  w.StartArray();
-  w.EndArray();
+  write_signature_and_locals(w, f);
   w.EndObject();
   key(w, "pseudocode");
   w.StartObject();

@@ -60,10 +60,22 @@ absl::Status session::cmd_backend(const std::string& name, std::string_view args
     auto stopped = wait_for_stop(deadline_);
     return stopped.ok() ? absl::OkStatus() : stopped.status();
   }
+  std::string windows_json;
+  if (name != ".kdstats" && windows_) {
+    // What discovery found, WinDbg's two lines first.
+    out_ += windows_version_text(windows_json);
+  }
   auto reply = target_->extension(name == ".kdstats" ? "link_stats" : "version", "{}");
-  if (!reply.ok()) return reply.status();
+  if (!reply.ok()) {
+    if (!windows_json.empty() && absl::IsUnimplemented(reply.status())) {
+      result_json_ = windows_json;
+      return absl::OkStatus();
+    }
+    return reply.status();
+  }
   out_ += describe_object(*reply);
-  result_json_ = *reply;
+  result_json_ =
+      windows_json.empty() ? *reply : windows_json.substr(0, windows_json.size() - 1) + R"(,"backend":)" + *reply + "}";
   return absl::OkStatus();
 }
 

@@ -96,6 +96,10 @@ absl::Status session::cmd_threads(const std::string& name, std::string_view args
     auto index = parse_number(args.substr(0, args.size() - 1));
     if (!index) return usage_error(name, "'" + std::string(args.substr(0, args.size() - 1)) + "' is not a number");
     if (*index >= threads_.size()) {
+      if (windows_ && *index < windows_processors()) {
+        return absl::NotFoundError("processor " + std::to_string(*index) + " has no register context from the " +
+                                   target_->backend() + " backend; ~ shows its current thread only");
+      }
       return absl::NotFoundError("there is no thread " + std::to_string(*index) + "; ~ lists " +
                                  std::to_string(threads_.size()));
     }
@@ -105,6 +109,10 @@ absl::Status session::cmd_threads(const std::string& name, std::string_view args
     threads_.clear();
     refresh_threads();
     if (auto at = pc(); at.ok()) out_ += instruction_line(*at, true);
+    return absl::OkStatus();
+  }
+  if (windows_) {
+    list_processors();
     return absl::OkStatus();
   }
   std::string json = R"({"threads":[)";

@@ -126,7 +126,14 @@ std::string fact_line(const std::string& key, const std::string& value) {
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> session::module_facts(const module& m) {
-  if (m.state == symbol_state::loaded) return m.symbols.facts;
+  if (m.state == symbol_state::loaded) {
+    auto facts = m.symbols.facts;
+    // The image path is known from the module list even when the image's header is not.
+    const bool has_path =
+        std::any_of(facts.begin(), facts.end(), [](const auto& f) { return f.first == "Image path"; });
+    if (!has_path && !m.path.empty()) facts.emplace_back("Image path", m.path);
+    return facts;
+  }
   // Deferred: the header facts without loading symbols.
   if (auto image = module_image(m); image.ok()) return pe_facts(**image, m.path);
   return {{"Image path", m.path}};
@@ -135,7 +142,7 @@ std::vector<std::pair<std::string, std::string>> session::module_facts(const mod
 absl::Status session::cmd_lm(const std::string& name, std::string_view args) {
   auto options = parse_lm(args);
   if (!options.ok()) return usage_error(name, std::string(options.status().message()));
-  if (!target_->has(TOOLHOST_DT_CAP_MODULES)) {
+  if (!target_->has(TOOLHOST_DT_CAP_MODULES) && !windows_) {
     return absl::UnimplementedError("the " + target_->backend() + " backend offers no module list");
   }
   if (running() && !target_->has(TOOLHOST_DT_CAP_READ_VIRTUAL)) {
@@ -214,7 +221,7 @@ absl::Status session::cmd_reload(const std::string& name, std::string_view args)
     else
       return usage_error(name, "one module at a time: .reload [/f] [module]");
   }
-  if (!target_->has(TOOLHOST_DT_CAP_MODULES)) {
+  if (!target_->has(TOOLHOST_DT_CAP_MODULES) && !windows_) {
     return absl::UnimplementedError("the " + target_->backend() + " backend offers no module list");
   }
   // "nt.sys", "wsfix.sys", "ntoskrnl.exe": WinDbg takes the image name too.

@@ -134,7 +134,16 @@ absl::StatusOr<uint64_t> session::sp() {
 
 void session::refresh_modules(bool load_elf) {
   if (!modules_stale_ || running() || exited_) return;
-  if (target_->has(TOOLHOST_DT_CAP_MODULES)) symbols_.set_modules(target_->modules());
+  // After a reboot, the kernel is looked for again at the first stop that is not the reboot's.
+  if (windows_pending_ && windows_retry_ && last_stop_ && last_stop_->reason != TOOLHOST_DT_STOP_REBOOT) {
+    windows_retry_ = false;  // once a stop: a scan costs seconds on a slow link
+    discover_windows();
+  }
+  if (auto windows = windows_modules()) {
+    symbols_.set_modules(*windows);
+  } else if (target_->has(TOOLHOST_DT_CAP_MODULES)) {
+    symbols_.set_modules(target_->modules());
+  }
   modules_stale_ = false;
   resolve_deferred_breakpoints();
   if (!load_elf) return;
@@ -398,6 +407,7 @@ void session::clear_temporaries() {
 }
 
 void session::after_stop() {
+  windows_retry_ = true;
   registers_.reset();
   selected_frame_ = 0;
   modules_stale_ = true;
@@ -408,6 +418,13 @@ absl::StatusOr<bool> session::accept_stop(const toolhost_dt_stop_t& stop) {
   after_stop();
   pending_signal_ = 0;
   last_signal_.reset();
+  if (stop.reason == TOOLHOST_DT_STOP_REBOOT) {
+    // Everything read of the old kernel is stale: processes, modules, the scope.
+    windows_pending_ = true;
+    windows_.reset();
+    scope_.reset();
+    target_->set_translation({});
+  }
   if (stop.reason == TOOLHOST_DT_STOP_EXITED || stop.reason == TOOLHOST_DT_STOP_TERMINATED) {
     exited_ = true;
     temporaries_.clear();
@@ -865,6 +882,10 @@ std::string session::attach_text() {
   if (stop.ok() && *stop) {
     after_stop();
     last_stop_ = **stop;
+  }
+  // A Windows kernel behind the target? Its modules and symbols come from it if so.
+  discover_windows();
+  if (stop.ok() && *stop) {
     refresh_modules();
     if ((*stop)->reason == TOOLHOST_DT_STOP_SIGNAL) {
       const signal_event event = read_signal_event(**stop);
@@ -894,9 +915,9 @@ std::string session::trailer() {
   std::string text = "[target halted @ " + std::to_string(index) + " " + address_text(*at);
   const std::string sym = symbol_of(*at);
   if (!sym.empty()) text += " " + sym;
-  // After a reboot the kernel's state must be found again; this debugger does not rediscover
-  // kernels itself, so the mark stays until the next stop.
-  if (last_stop_ && last_stop_->reason == TOOLHOST_DT_STOP_REBOOT) text += " | rediscovery pending";
+  // After a reboot the kernel's state must be found again: "rediscovery pending" until it is
+  // (session_windows.cpp); then the process the vCPU runs and the .process scope.
+  text += windows_trailer();
   const std::string exe = target_->hint("executable");
   const std::string pid = target_->hint("pid");
   if (!exe.empty() && !pid.empty()) {
@@ -922,21 +943,27 @@ std::string session::target_json() {
     j += R"(,"rip":)" + (at.ok() ? sdk::quote(hex(*at)) : "null");
     const std::string sym = at.ok() ? symbol_of(*at) : "";
     j += R"(,"symbol":)" + (sym.empty() ? "null" : sdk::quote(sym));
-    j += R"(,"stopped_thread":)" + (id >= 0 ? std::to_string(id) : "null");
+    if (!windows_) j += R"(,"stopped_thread":)" + (id >= 0 ? std::to_string(id) : "null");
   } else {
-    j += R"(,"current_thread":null,"rip":null,"symbol":null,"stopped_thread":null)";
+    j += R"(,"current_thread":null,"rip":null,"symbol":null)";
+    if (!windows_) j += R"(,"stopped_thread":null)";
   }
-  const std::string exe = target_->hint("executable");
-  const std::string pid = target_->hint("pid");
-  std::string process = "null";
-  if (!exe.empty()) {
-    process =
-        R"({"name":)" + sdk::quote(exe.substr(exe.rfind('/') + 1)) + R"(,"pid":)" + (pid.empty() ? "null" : pid) + "}";
+  if (windows_) {
+    // A Windows kernel: the scope, the stopped vCPU's process and thread (session_windows.cpp).
+    j += windows_target_json();
+  } else {
+    const std::string exe = target_->hint("executable");
+    const std::string pid = target_->hint("pid");
+    std::string process = "null";
+    if (!exe.empty()) {
+      process = R"({"name":)" + sdk::quote(exe.substr(exe.rfind('/') + 1)) + R"(,"pid":)" +
+                (pid.empty() ? "null" : pid) + "}";
+    }
+    j += R"(,"attached_process":null,"stopped_process":)" + (is_running ? std::string("null") : process);
+    j += R"(,"coherent":)" + std::string(exited_ || windows_pending_ ? "false" : "true");
+    const std::string kernel = target_->hint("kernel_base");
+    j += R"(,"kernel_base":)" + (kernel.empty() ? "null" : sdk::quote(kernel));
   }
-  j += R"(,"attached_process":null,"stopped_process":)" + (is_running ? std::string("null") : process);
-  j += R"(,"coherent":)" + std::string(exited_ ? "false" : "true");
-  const std::string kernel = target_->hint("kernel_base");
-  j += R"(,"kernel_base":)" + (kernel.empty() ? "null" : sdk::quote(kernel));
   j += R"(,"exited":)" + std::string(exited_ ? "true" : "false");
   if (exited_ && last_stop_) {
     j += last_stop_->reason == TOOLHOST_DT_STOP_TERMINATED

@@ -25,6 +25,7 @@
 #include "stack_walker.hpp"
 #include "symbols.hpp"
 #include "target.hpp"
+#include "windows_kernel.hpp"
 
 namespace toolhost::debugger {
 
@@ -120,6 +121,16 @@ class session final : public expression_context {
   absl::Status cmd_reload(const std::string& name, std::string_view args);
   absl::Status cmd_sympath(const std::string& name, std::string_view args);
   absl::Status cmd_dt(const std::string& name, std::string_view args);
+  // Windows kernel targets (commands_windows.cpp).
+  absl::Status cmd_process(const std::string& name, std::string_view args);
+  absl::Status cmd_dot_process(const std::string& name, std::string_view args);
+  absl::Status cmd_thread(const std::string& name, std::string_view args);
+  absl::Status cmd_dot_thread(const std::string& name, std::string_view args);
+  absl::Status cmd_peb(const std::string& name, std::string_view args);
+  absl::Status cmd_pte(const std::string& name, std::string_view args);
+  absl::Status cmd_vtop(const std::string& name, std::string_view args);
+  absl::Status cmd_lmi(const std::string& name, std::string_view args);
+  absl::Status cmd_dh(const std::string& name, std::string_view args);
   absl::Status cmd_ld(const std::string& name, std::string_view args);
   absl::Status cmd_sx(const std::string& name, std::string_view args);
   absl::Status cmd_quit(const std::string& name, std::string_view args);
@@ -231,6 +242,33 @@ class session final : public expression_context {
   bool is_elf_module(const module& m) const;
   // bu breakpoints whose expressions resolve now (or no longer do) after the module list changed.
   void resolve_deferred_breakpoints();
+
+  // Windows kernel targets (session_windows.cpp). Discovery runs at attach and after a reboot;
+  // a target with no Windows kernel behind it stays a plain target.
+  void discover_windows();
+  // The kernel's modules (PsLoadedModuleList) and the scope process's user modules, for a
+  // backend that has no module list of its own.
+  std::optional<std::vector<module_info>> windows_modules();
+  // The process whose page tables the stopped vCPU has loaded.
+  std::optional<windows::process> current_process();
+  // The ETHREAD running on the current vCPU, 0 when unknown.
+  uint64_t current_ethread();
+  // The kernel's processors (nt!KeNumberProcessors), else the backend's vCPUs (at least 1).
+  uint32_t windows_processors();
+  // `~` on a Windows kernel: each processor's current thread beside the backend's vCPU list.
+  void list_processors();
+  std::string windows_trailer();
+  // vertarget's lines for a Windows kernel, and its JSON in `json`.
+  std::string windows_version_text(std::string& json);
+  std::string windows_target_json();
+  // Virtual reads through the Windows page tables when a scope is set or the backend cannot
+  // reach the kernel itself.
+  void install_translation();
+  // "4", "0n4", "ffffa00000001000": a PID or an EPROCESS (ntoseye's order: a decimal PID, an
+  // EPROCESS, then the value as a PID).
+  absl::StatusOr<windows::process> find_process(std::string_view text);
+  absl::Status need_windows(const std::string& name) const;
+  uint64_t current_cr3();
   // The module's PE image read from the target's memory.
   absl::StatusOr<std::shared_ptr<const pe::image>> module_image(const module& m);
   std::vector<std::pair<std::string, std::string>> module_facts(const module& m);
@@ -279,6 +317,13 @@ class session final : public expression_context {
   const std::function<bool()>* cancelled_ = nullptr;
   const progress_fn* progress_ = nullptr;
   symbols::symbol_path sympath_;
+  std::optional<windows::kernel> windows_;
+  bool windows_pending_ = false;           // rebooted: rediscovery pending
+  bool had_windows_ = false;               // a Windows kernel was found once
+  bool windows_retry_ = false;             // rediscovery not yet tried since the last stop
+  std::string windows_problem_;            // why discovery failed (vertarget, .process)
+  std::optional<windows::process> scope_;  // .process
+  uint64_t implicit_thread_ = 0;           // .thread
   std::chrono::milliseconds symbol_timeout_{20000};
   bool refuse_resume_once_ = false;
   std::string parked_;  // a stop collected between calls, rendered, not yet shown

@@ -82,6 +82,26 @@ absl::Status target::check(toolhost_status_t code, const std::string& error, std
 }
 
 absl::StatusOr<std::string> target::read(uint64_t address, size_t size, toolhost_dt_space_t space) {
+  if (space == TOOLHOST_DT_VIRTUAL && to_physical_) {
+    std::string out;
+    while (out.size() < size) {
+      const uint64_t va = address + out.size();
+      auto pa = to_physical_(va);
+      if (!pa.ok()) {
+        if (out.empty()) return pa.status();
+        break;
+      }
+      const size_t chunk = std::min<size_t>(size - out.size(), 0x1000 - (va & 0xfff));
+      auto bytes = read(*pa, chunk, TOOLHOST_DT_PHYSICAL);
+      if (!bytes.ok()) {
+        if (out.empty()) return bytes.status();
+        break;
+      }
+      out += *bytes;
+      if (bytes->size() < chunk) break;
+    }
+    return out;
+  }
   std::string buffer(size, '\0');
   size_t done = 0;
   string_writer error;
@@ -93,6 +113,17 @@ absl::StatusOr<std::string> target::read(uint64_t address, size_t size, toolhost
 }
 
 absl::Status target::write(uint64_t address, std::string_view data, toolhost_dt_space_t space) {
+  if (space == TOOLHOST_DT_VIRTUAL && to_physical_) {
+    for (size_t done = 0; done < data.size();) {
+      const uint64_t va = address + done;
+      auto pa = to_physical_(va);
+      if (!pa.ok()) return pa.status();
+      const size_t chunk = std::min<size_t>(data.size() - done, 0x1000 - (va & 0xfff));
+      if (auto s = write(*pa, data.substr(done, chunk), TOOLHOST_DT_PHYSICAL); !s.ok()) return s;
+      done += chunk;
+    }
+    return absl::OkStatus();
+  }
   string_writer error;
   return check(raw_->write_memory(raw_, space, address, data.data(), data.size(), error.raw()), error.text(),
                "writing memory");

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -47,7 +48,15 @@ class target {
   target& operator=(const target&) = delete;
 
   const std::string& backend() const { return backend_; }
-  bool has(uint64_t cap) const { return (caps_ & cap) != 0; }
+  bool has(uint64_t cap) const {
+    uint64_t caps = caps_;
+    // With a translation, virtual memory is what physical memory offers.
+    if (to_physical_) {
+      if (caps_ & TOOLHOST_DT_CAP_READ_PHYSICAL) caps |= TOOLHOST_DT_CAP_READ_VIRTUAL;
+      if (caps_ & TOOLHOST_DT_CAP_WRITE_PHYSICAL) caps |= TOOLHOST_DT_CAP_WRITE_VIRTUAL;
+    }
+    return (caps & cap) != 0;
+  }
   const std::string& arch() const { return arch_; }
   const std::string& kind() const { return kind_; }  // "process", "system", "dump"
   const std::string& os() const { return os_; }      // "linux", "windows" or ""
@@ -81,6 +90,13 @@ class target {
   absl::Status select_thread(int64_t id);
   std::vector<module_info> modules();
   std::string read_output();
+  // Virtual addresses through `to_physical` when set (the Windows model's page walk: a .process
+  // scope, or a VM's kernel the backend cannot reach itself): reads and writes then go page by
+  // page to physical memory. Unset: the backend's own virtual reads.
+  using translation = std::function<absl::StatusOr<uint64_t>(uint64_t va)>;
+  void set_translation(translation t) { to_physical_ = std::move(t); }
+  bool translating() const { return static_cast<bool>(to_physical_); }
+
   // The backend's own session, for code that drives it whole (.dump /f). Owned by this object.
   toolhost_debug_target_t* raw() const { return raw_; }
 
@@ -98,6 +114,7 @@ class target {
   std::vector<register_desc> registers_;
   std::map<std::string, std::string, std::less<>> hints_;
   size_t register_bytes_ = 0;
+  translation to_physical_;
 };
 
 }  // namespace toolhost::debugger

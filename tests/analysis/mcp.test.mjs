@@ -7,7 +7,7 @@
 // Environment (set by CTest): TOOLHOST_BIN, ANALYSIS_FIXTURE_DIR.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -474,6 +474,28 @@ test('limits in the config: the largest file, the number of documents', async ()
   await ok(small, 'open_binary', { path: ENOUGH });
   assert.deepEqual(await ok(small, 'list_documents'), ['enough']);
   await refused(small, 'list_segments', { document: 'ls' }, /No document is named "ls"; open are: enough\./);
+});
+
+test('a misspelt or out-of-range setting is refused by check-config with the line that wrote it', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'analysis-settings-'));
+  try {
+    const base = fs.readFileSync(CONFIG, 'utf8').replace('{exe}/../plugins', path.join(path.dirname(TOOLHOST), '../plugins'));
+    // The appended line's number, as check-config names it.
+    const at = `toolhost\\.toml:${base.split('\n').length}:\\d+`;
+    for (const [line, expected] of [
+      ['max_documentz = 2', new RegExp(at + String.raw`: servers\.analysis-small\.settings\.analysis\.max_documentz: analysis has no such setting \(its settings: max_documents, threads, max_file_mb, evidence_mb, open\)`)],
+      ['evidence_mb = 0', new RegExp(at + String.raw`: servers\.analysis-small\.settings\.analysis\.evidence_mb: .*1`)],
+      ['open = "/usr/bin/ls"', /servers\.analysis-small\.settings\.analysis\.open: .*array/],
+    ]) {
+      const file = path.join(dir, 'toolhost.toml');
+      fs.writeFileSync(file, base + line + '\n');
+      const r = spawnSync(TOOLHOST, ['check-config', '--config', file], { encoding: 'utf8' });
+      assert.notEqual(r.status, 0, `check-config accepted ${line}`);
+      assert.match(r.stderr + r.stdout, expected, line);
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 // The two configurations plugins/analysis/README.md gives for serving this plugin as `eleven-rea`,

@@ -20,6 +20,31 @@
 namespace kdsim {
 namespace {
 
+// The manipulate API's name without the DbgKd prefix and Api suffix, as the control channel's
+// `requests` prints it; nullptr for a number kdapi does not define here.
+const char* manipulate_api_name(uint32_t api) {
+  switch (api) {
+    case DbgKdReadVirtualMemoryApi: return "ReadVirtualMemory";
+    case DbgKdWriteVirtualMemoryApi: return "WriteVirtualMemory";
+    case DbgKdGetContextApi: return "GetContext";
+    case DbgKdWriteBreakPointApi: return "WriteBreakPoint";
+    case DbgKdRestoreBreakPointApi: return "RestoreBreakPoint";
+    case DbgKdReadControlSpaceApi: return "ReadControlSpace";
+    case DbgKdWriteControlSpaceApi: return "WriteControlSpace";
+    case DbgKdRebootApi: return "Reboot";
+    case DbgKdContinueApi2: return "Continue2";
+    case DbgKdReadPhysicalMemoryApi: return "ReadPhysicalMemory";
+    case DbgKdWritePhysicalMemoryApi: return "WritePhysicalMemory";
+    case DbgKdGetVersionApi: return "GetVersion";
+    case DbgKdCauseBugCheckApi: return "CauseBugCheck";
+    case DbgKdSwitchProcessor: return "SwitchProcessor";
+    case DbgKdReadMachineSpecificRegister: return "ReadMachineSpecificRegister";
+    case DbgKdWriteMachineSpecificRegister: return "WriteMachineSpecificRegister";
+    case DbgKdSetContextExApi: return "SetContextEx";
+    default: return nullptr;
+  }
+}
+
 using steady = std::chrono::steady_clock;
 
 uint32_t byte_sum(const uint8_t* p, size_t n) {
@@ -301,6 +326,7 @@ kd_server::send_result kd_server::send_data(uint16_t type, const std::vector<uin
           // kddll's KdReceivePacket waiting for an ACK: any data packet means the debugger has
           // moved on, so it holds ours; its packet is not taken but asked for again (RESEND).
           if (f->what == frame::kind::bad_data) ++stats_.bad_frames;
+          if (type == PACKET_TYPE_KD_DEBUG_IO) ++stats_.prints_superseded;  // the debugger never saw it
           send_control(PACKET_TYPE_KD_RESEND, 0);
           current_id_ = (current_id_ ^ 1) & ~SYNC_PACKET_ID;
           return send_result::acked;
@@ -464,6 +490,7 @@ void kd_server::handle_manipulate(const std::vector<uint8_t>& payload) {
   ++stats_.requests;
   DBGKD_MANIPULATE_STATE64 m{};
   std::memcpy(&m, payload.data(), std::min(payload.size(), sizeof(m)));
+  ++requests_by_api_[m.ApiNumber];
   const uint8_t* data = payload.data() + std::min(payload.size(), sizeof(m));
   const size_t data_size = payload.size() - std::min(payload.size(), sizeof(m));
   const int cpu = m.Processor;
@@ -765,11 +792,33 @@ void kd_server::handle_control_line(int fd, const std::string& line) {
     std::snprintf(buf, sizeof(buf),
                   "frames=%" PRIu64 " dropped=%" PRIu64 " corrupted=%" PRIu64 " delayed=%" PRIu64 " reordered=%" PRIu64
                   " retransmits=%" PRIu64 " resend_requests=%" PRIu64 " bad_frames=%" PRIu64 " duplicates=%" PRIu64
-                  " requests=%" PRIu64 " reboots=%" PRIu64 " state_changes=%" PRIu64 " injected=%" PRIu64,
+                  " requests=%" PRIu64 " reboots=%" PRIu64 " state_changes=%" PRIu64 " injected=%" PRIu64
+                  " prints_superseded=%" PRIu64,
                   stats_.frames, stats_.dropped, stats_.corrupted, stats_.delayed, stats_.reordered, stats_.retransmits,
                   stats_.resend_requests, stats_.bad_frames, stats_.duplicates, stats_.requests, stats_.reboots,
-                  stats_.state_changes, stats_.injected);
+                  stats_.state_changes, stats_.injected, stats_.prints_superseded);
     answer = buf;
+  } else if (cmd == "requests") {
+    // requests: "total=N Name=N ..." (ApiNumbers without a name as hex); requests reset: zero them.
+    std::string what;
+    in >> what;
+    if (what == "reset") {
+      requests_by_api_.clear();
+      answer = "ok";
+    } else {
+      uint64_t total = 0;
+      std::string names;
+      for (const auto& [api, n] : requests_by_api_) {
+        total += n;
+        const char* name = manipulate_api_name(api);
+        if (name)
+          std::snprintf(buf, sizeof(buf), " %s=%" PRIu64, name, n);
+        else
+          std::snprintf(buf, sizeof(buf), " 0x%x=%" PRIu64, api, n);
+        names += buf;
+      }
+      answer = "total=" + std::to_string(total) + names;
+    }
   } else if (cmd == "quit") {
     quit_ = true;
     answer = "ok";

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
 #include <random>
 #include <string>
@@ -125,7 +126,11 @@ class kd_server {
     uint64_t frames = 0, dropped = 0, corrupted = 0, delayed = 0, reordered = 0;
     uint64_t retransmits = 0, resend_requests = 0, bad_frames = 0, duplicates = 0, requests = 0, reboots = 0;
     uint64_t state_changes = 0, injected = 0;
+    uint64_t prints_superseded = 0;  // DbgPrints taken as ACKed because a data packet came instead
   } stats_;
+  // Manipulate requests per ApiNumber since start or the last `requests reset`: a test counts
+  // the round trips one debugger command costs (each is milliseconds on a real serial link).
+  std::map<uint32_t, uint64_t> requests_by_api_;
 };
 
 }  // namespace kdsim

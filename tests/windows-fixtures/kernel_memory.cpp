@@ -24,7 +24,10 @@ uint16_t u16(const std::string& b, size_t at) {
 }
 }  // namespace
 
-kernel_memory::kernel_memory() { page(kDtb); }
+kernel_memory::kernel_memory() {
+  page(kDtb);
+  write_u64(kDtb + kSelfMapIndex * 8, kDtb | kPresent | kWritable | (1ull << 63));
+}
 
 uint64_t kernel_memory::allocate_page() {
   const uint64_t p = next_free_;
@@ -43,43 +46,64 @@ void kernel_memory::write_u64(uint64_t physical, uint64_t value) {
   std::memcpy(page(physical).data() + (physical & 0xfff), &value, 8);
 }
 
-uint64_t kernel_memory::pte_address(uint64_t va) {
-  uint64_t table = kDtb;
-  for (int level = 0; level < 3; ++level) {
-    const uint64_t slot = table + ((va >> (39 - 9 * level)) & 0x1ff) * 8;
+uint64_t kernel_memory::entry_address(uint64_t dtb, uint64_t va, int level, bool user) {
+  uint64_t table = dtb != 0 ? dtb : kDtb;
+  for (int l = 0; l < level; ++l) {
+    const uint64_t slot = table + ((va >> (39 - 9 * l)) & 0x1ff) * 8;
     uint64_t entry = read_u64(slot);
     if ((entry & kPresent) == 0) {
-      entry = allocate_page() | kPresent | kWritable;
+      entry = allocate_page() | kPresent | kWritable | (user ? kUserPage : 0);
       write_u64(slot, entry);
     }
     table = entry & kFrame;
   }
-  return table + ((va >> 12) & 0x1ff) * 8;
+  return table + ((va >> (39 - 9 * level)) & 0x1ff) * 8;
 }
 
-uint64_t kernel_memory::translate(uint64_t va) {
-  uint64_t table = kDtb;
+uint64_t kernel_memory::physical_of(uint64_t va, uint64_t dtb) {
+  uint64_t table = dtb != 0 ? dtb : kDtb;
   for (int level = 0; level < 4; ++level) {
     const uint64_t entry = read_u64(table + ((va >> (39 - 9 * level)) & 0x1ff) * 8);
     if ((entry & kPresent) == 0) return 0;
+    if ((level == 1 || level == 2) && (entry & (1ull << 7))) {
+      const uint64_t size = level == 1 ? 1ull << 30 : 1ull << 21;
+      return (entry & kFrame & ~(size - 1)) | (va & (size - 1));
+    }
     table = entry & kFrame;
   }
   return table | (va & 0xfff);
 }
 
-void kernel_memory::map(uint64_t va, uint64_t size) {
+void kernel_memory::map(uint64_t va, uint64_t size, uint64_t flags, uint64_t dtb) {
+  const bool user = (flags & kUserPage) != 0;
   for (uint64_t p = va & ~0xfffull; p < va + size; p += 0x1000) {
-    const uint64_t slot = pte_address(p);
-    if ((read_u64(slot) & kPresent) == 0) write_u64(slot, allocate_page() | kPresent | kWritable);
+    const uint64_t slot = entry_address(dtb, p, 3, user);
+    if ((read_u64(slot) & kPresent) == 0) write_u64(slot, allocate_page() | kPresent | flags);
   }
 }
 
-void kernel_memory::unmap_page(uint64_t va) { write_u64(pte_address(va), 0); }
+void kernel_memory::map_large(uint64_t va, uint64_t pa, uint64_t page_size, uint64_t flags) {
+  const int level = page_size == (1ull << 30) ? 1 : 2;
+  write_u64(entry_address(0, va, level, false), (pa & kFrame) | kPresent | (1ull << 7) | flags);
+}
 
-void kernel_memory::write(uint64_t va, const void* data, size_t size) {
+uint64_t kernel_memory::new_address_space() {
+  const uint64_t dtb = allocate_page();
+  for (int i = 256; i < 512; ++i) write_u64(dtb + i * 8, read_u64(kDtb + i * 8));
+  write_u64(dtb + kSelfMapIndex * 8, dtb | kPresent | kWritable | (1ull << 63));
+  return dtb;
+}
+
+void kernel_memory::unmap_page(uint64_t va, uint64_t dtb) { write_u64(entry_address(dtb, va, 3, false), 0); }
+
+void kernel_memory::set_pte(uint64_t va, uint64_t value, uint64_t dtb) {
+  write_u64(entry_address(dtb, va, 3, false), value);
+}
+
+void kernel_memory::write(uint64_t va, const void* data, size_t size, uint64_t dtb) {
   const auto* bytes = static_cast<const uint8_t*>(data);
   for (size_t done = 0; done < size;) {
-    const uint64_t pa = translate(va + done);
+    const uint64_t pa = physical_of(va + done, dtb);
     if (pa == 0) throw std::runtime_error("kernel_memory: write to an unmapped address");
     const size_t n = std::min<size_t>(size - done, 0x1000 - ((va + done) & 0xfff));
     std::memcpy(page(pa).data() + (pa & 0xfff), bytes + done, n);
@@ -87,16 +111,16 @@ void kernel_memory::write(uint64_t va, const void* data, size_t size) {
   }
 }
 
-void kernel_memory::put_unicode_string(uint64_t va, uint64_t buffer_va, const std::string& ascii) {
+void kernel_memory::put_unicode_string(uint64_t va, uint64_t buffer_va, const std::string& ascii, uint64_t dtb) {
   std::vector<uint8_t> wide;
   for (char c : ascii) {
     wide.push_back(static_cast<uint8_t>(c));
     wide.push_back(0);
   }
-  write(buffer_va, wide.data(), wide.size());
-  put<uint16_t>(va, static_cast<uint16_t>(wide.size()));
-  put<uint16_t>(va + 2, static_cast<uint16_t>(wide.size()));
-  put<uint64_t>(va + 8, buffer_va);
+  write(buffer_va, wide.data(), wide.size(), dtb);
+  put<uint16_t>(va, static_cast<uint16_t>(wide.size()), dtb);
+  put<uint16_t>(va + 2, static_cast<uint16_t>(wide.size()), dtb);
+  put<uint64_t>(va + 8, buffer_va, dtb);
 }
 
 void kernel_memory::load_image(kernel_module& m) {
@@ -111,6 +135,7 @@ void kernel_memory::load_image(kernel_module& m) {
   m.size = u32(file, opt + 56);
   const uint32_t headers = u32(file, opt + 60);
   m.checksum = u32(file, opt + 64);
+  map(m.base, 0x1000, kWritablePage | kNoExecutePage);  // the header page, not executable
   map(m.base, m.size);
   write(m.base, file.data(), std::min<size_t>(headers, file.size()));
   std::vector<std::pair<uint32_t, std::pair<uint32_t, uint32_t>>> layout;  // va -> (raw offset, raw size)
@@ -174,11 +199,28 @@ void kernel_memory::module_list(uint64_t head, uint64_t entries, const std::vect
 }
 
 absl::Status kernel_memory::write_dump(const std::string& path, uint64_t module_list_head, uint64_t rip) const {
+  dump_header h;
+  h.module_list_head = module_list_head;
+  h.rip = rip;
+  return write_dump(path, h);
+}
+
+absl::Status kernel_memory::write_dump(const std::string& path, const dump_header& header) const {
   windump::full_dump_request request;
-  request.ranges.push_back({0, next_free_});
-  request.directory_table_base = kDtb;
-  request.ps_loaded_module_list = module_list_head;
-  request.context.rip = rip;
+  // Runs of present pages (a large page's unwritten pages are not kept).
+  for (const auto& [pa, bytes] : pages_) {
+    if (!request.ranges.empty() && request.ranges.back().start + request.ranges.back().size == pa) {
+      request.ranges.back().size += 0x1000;
+    } else {
+      request.ranges.push_back({pa, 0x1000});
+    }
+  }
+  request.directory_table_base = header.dtb;
+  request.ps_loaded_module_list = header.module_list_head;
+  request.ps_active_process_head = header.active_process_head;
+  request.kd_debugger_data_block = header.kd_debugger_data_block;
+  request.context.rip = header.rip;
+  request.context.rsp = header.rsp;
   request.comment = "toolhost symbol test kernel";
   const auto* pages = &pages_;
   auto result = windump::write_full_dump(path, request, [pages](uint64_t address, std::span<uint8_t> out) {

@@ -24,6 +24,8 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
+constexpr std::chrono::milliseconds kWriteStall{10000};
+
 std::string errno_text() { return std::strerror(errno); }
 
 absl::StatusOr<int> connect_unix(const std::string& path, std::chrono::milliseconds timeout) {
@@ -171,7 +173,17 @@ absl::Status byte_stream::write_all(std::span<const uint8_t> bytes) {
   std::lock_guard lock(write_mutex_);
   size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+    const ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      // A peer that stops reading (a hung target, or one itself blocked writing to us while we
+      // write, since we read only between writes) must not block us for good.
+      pollfd p{fd_, POLLOUT, 0};
+      if (::poll(&p, 1, static_cast<int>(kWriteStall.count())) == 0) {
+        return absl::UnavailableError(absl::StrCat(name_, " has not taken a byte for ", kWriteStall.count() / 1000,
+                                                   " s: the target stopped reading the line."));
+      }
+      continue;
+    }
     if (n < 0 && errno == ENOTSOCK) {
       const ssize_t w = ::write(fd_, bytes.data() + done, bytes.size() - done);
       if (w > 0) {

@@ -99,6 +99,11 @@ absl::Status kdcom_link::send(uint16_t type, std::span<const uint8_t> payload) {
         absl::StrCat("A KD packet holds at most ", kMaxPayload, " bytes, not ", payload.size(), "."));
   }
   count(&link_stats::sent);
+  // A target that answers every packet with RESET (another debugger on the line, a noisy one)
+  // would otherwise get our packet back at once for each RESET, and its RESET for each of ours:
+  // an exchange at wire speed that fills both sides' buffers until each blocks on its write.
+  // The first RESET is answered at once; the later ones wait for the attempt's ACK timeout.
+  bool reset_answered = false;
   for (int attempt = 0; attempt <= options_.retries; ++attempt) {
     if (attempt > 0) count(&link_stats::retransmits);
     const auto frame = encode_data_frame(type, out_id_, payload);
@@ -111,9 +116,19 @@ absl::Status kdcom_link::send(uint16_t type, std::span<const uint8_t> payload) {
       if (!got->has_value()) break;  // timed out: send again
       kdcom_frame& f = **got;
       switch (f.what) {
-        case kdcom_frame::kind::data:
+        case kdcom_frame::kind::data: {
+          const bool print = f.type == kTypeDebugIo;
+          const size_t queued = queue_.size();
           if (auto s = on_data(f); !s.ok()) return s;
+          // A halted target prints only while it carries out a packet of ours: it has ours, and
+          // its ACK was lost. Sending ours again now would be taken by kddll, which waits for
+          // the ACK of that print, as the ACK: the print would be lost for good.
+          if (print && queue_.size() > queued && !queue_.back().target_restarted) {
+            out_id_ = (out_id_ ^ 1u) & ~kSyncPacketId;
+            return absl::OkStatus();
+          }
           break;
+        }
         case kdcom_frame::kind::bad_data:
           count(&link_stats::bad_packets);
           if (auto s = send_control(kTypeResend, 0); !s.ok()) return s;
@@ -130,7 +145,8 @@ absl::Status kdcom_link::send(uint16_t type, std::span<const uint8_t> payload) {
           }
           if (f.type == kTypeReset) {
             if (auto s = on_reset(); !s.ok()) return s;
-            retransmit = true;
+            retransmit = !reset_answered;
+            reset_answered = true;
           }
           break;
       }

@@ -374,9 +374,16 @@ stop_event target::classify(const state_change& s, bool restarted) {
     std::lock_guard lock(output_mutex_);
     fatal = bugcheck_text_;
   }
-  if (!fatal.empty() && s.exception_code == kStatusBreakpoint) {
+  const bool caused = bugcheck_caused_.exchange(false);
+  if ((!fatal.empty() || caused) && s.exception_code == kStatusBreakpoint) {
     // KeBugCheckEx prints "*** Fatal System Error: 0xCODE (P1,P2,P3,P4)" and then breaks in.
+    // On a lossy link that message can be lost for good: kddll, waiting for its ACK, takes our
+    // resent request as one and moves on. A bugcheck we caused is then still known: 0xE2, zeros.
     e.why = stop_event::reason::bugcheck;
+    if (fatal.empty()) {
+      e.code = kManuallyInitiatedCrash;
+      e.bugcheck_parameters.assign(4, 0);
+    }
     const size_t at = fatal.find("Fatal System Error: ");
     if (at != std::string::npos) {
       unsigned long long code = 0, p[4] = {0, 0, 0, 0};
@@ -593,8 +600,12 @@ absl::Status target::cause_bugcheck() {
     std::lock_guard lock(output_mutex_);
     bugcheck_text_.clear();
   }
+  bugcheck_caused_ = true;
   auto r = request({kApiCauseBugCheck, current_processor_, union_of({}), {}, false, false});
-  if (!r.ok()) return r.status();
+  if (!r.ok()) {
+    bugcheck_caused_ = false;
+    return r.status();
+  }
   stepping_ = false;
   start_pump();
   return absl::OkStatus();

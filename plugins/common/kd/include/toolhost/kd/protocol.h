@@ -75,6 +75,7 @@ inline constexpr size_t kControlReportStream = 24;   // InstructionStream inside
 inline constexpr size_t kMaxInstructionStream = 16;  // DBGKD_MAXSTREAM
 
 inline constexpr uint32_t kStatusBreakpoint = 0x80000003;
+inline constexpr uint32_t kManuallyInitiatedCrash = 0xE2;  // the bugcheck KdpCauseBugCheck raises
 inline constexpr uint32_t kStatusSingleStep = 0x80000004;
 
 // ---- DBGKD_DEBUG_IO -----------------------------------------------------------------------

@@ -214,6 +214,9 @@ class target {
   std::vector<std::string> output_;
   std::string partial_line_;
   std::string bugcheck_text_;  // "*** Fatal System Error" text seen since the last resume
+  // Set by cause_bugcheck until the next stop: that stop's break is KdpCauseBugCheck's
+  // KeBugCheckEx(MANUALLY_INITIATED_CRASH, 0, 0, 0, 0) even when its message never arrived.
+  std::atomic<bool> bugcheck_caused_{false};
   std::vector<module_event> modules_;
 };
 
