@@ -209,7 +209,7 @@ absl::Status read_server(const std::string& file, std::string_view name, const t
   out.source = where(file, node.source());
   table_reader r(file, *t, prefix);
   absl::Status s = r.check_keys({"description", "enabled", "plugins", "review_edits", "call_timeout_ms", "privacy",
-                                 "permissions", "settings", "tools", "isolation", "memory_limit_mb", "plugin"});
+                                 "permissions", "settings", "tools", "isolation", "memory_limit_mb", "plugin_options"});
   if (s.ok()) s = r.string("description", out.description);
   if (s.ok()) s = r.boolean("enabled", out.enabled);
   if (s.ok()) s = r.strings("plugins", out.plugins);
@@ -219,9 +219,9 @@ absl::Status read_server(const std::string& file, std::string_view name, const t
   if (s.ok()) s = r.isolation("isolation", out.isolation);
   if (s.ok()) s = r.megabytes("memory_limit_mb", out.memory_limit_mb);
   if (!s.ok()) return s;
-  if (const toml::table* plugins = r.table("plugin", s)) {
+  if (const toml::table* plugins = r.table("plugin_options", s)) {
     for (auto&& [plugin, value] : *plugins) {
-      const std::string plugin_prefix = cat(prefix, ".plugin.", plugin.str());
+      const std::string plugin_prefix = cat(prefix, ".plugin_options.", plugin.str());
       const toml::table* pt = value.as_table();
       if (pt == nullptr) return problem(file, value, plugin_prefix, "expected a table of how this plugin runs");
       if (std::find(out.plugins.begin(), out.plugins.end(), plugin.str()) == out.plugins.end()) {

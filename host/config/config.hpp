@@ -38,7 +38,7 @@ struct tool_settings {
 enum class isolation { none, process };
 std::string_view to_string(isolation i);
 
-// [servers.NAME.plugin.ID]: how one plugin of a server runs.
+// [servers.NAME.plugin_options.ID]: how one plugin of a server runs.
 struct plugin_run_options {
   std::optional<enum isolation> isolation;  // unset: the server's, else the default
   std::string group;                        // isolated plugins with the same group share one process

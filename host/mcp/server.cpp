@@ -179,7 +179,7 @@ void server::check_transports() {
                            " register transports (", absl::StrJoin(p.transports, ", "),
                            "), which plugins in another process cannot ", "reach, but ", absl::StrJoin(elsewhere, "; "),
                            " run apart from them; put them all in one group (group = ", "\"NAME\" in each [servers.",
-                           name(), ".plugin.ID] table) or give them all isolation = \"none\"");
+                           name(), ".plugin_options.ID] table) or give them all isolation = \"none\"");
     return;
   }
 }

@@ -135,6 +135,53 @@ void fill_context(child_call& c) {
   c.raw.confirm_whole_file = call_confirm_whole_file;
 }
 
+// A provider's function: op "p.FUNCTION", name "INDEX" or "INDEX NAME" (the provider's index in
+// the registry, then the tool, URI or prompt). NOT_FOUND: it does not serve the name.
+std::pair<int32_t, std::string> run_provider(registry& reg, child_call& c) {
+  const size_t space = c.name.find(' ');
+  const size_t index = std::strtoul(c.name.substr(0, space).c_str(), nullptr, 10);
+  const std::string item = space == std::string::npos ? "" : c.name.substr(space + 1);
+  if (index >= reg.providers().size()) return {TOOLHOST_ERR_NOT_FOUND, ""};
+  const toolhost_provider_desc_t& d = reg.providers()[index].desc;
+  sdk::string_writer out;
+  using list_fn = void (*)(void*, toolhost_writer_t*);
+  const std::pair<const char*, list_fn> lists[] = {{"p.list_tools", d.list_tools},
+                                                   {"p.list_resources", d.list_resources},
+                                                   {"p.list_resource_templates", d.list_resource_templates},
+                                                   {"p.list_prompts", d.list_prompts},
+                                                   {"p.instructions", d.instructions}};
+  for (const auto& [op, fn] : lists) {
+    if (c.op != op) continue;
+    if (fn == nullptr) return {TOOLHOST_ERR_NOT_FOUND, ""};
+    fn(d.user_data, out.raw());
+    return {TOOLHOST_OK, out.take()};
+  }
+  if (c.op == "p.call_tool" && d.call_tool != nullptr) {
+    const bool served =
+        d.call_tool(d.user_data, &c.raw, item.c_str(), c.arguments.c_str(), c.arguments.size(), out.raw());
+    return {served ? TOOLHOST_OK : TOOLHOST_ERR_NOT_FOUND, out.take()};
+  }
+  if (c.op == "p.read_resource" && d.read_resource != nullptr) {
+    const toolhost_status_t s = d.read_resource(d.user_data, &c.raw, item.c_str(), out.raw());
+    return {s, out.take()};
+  }
+  if (c.op == "p.get_prompt" && d.get_prompt != nullptr) {
+    const toolhost_status_t s = d.get_prompt(d.user_data, &c.raw, item.c_str(), c.arguments.c_str(), out.raw());
+    return {s, out.take()};
+  }
+  if (c.op == "p.complete" && d.complete != nullptr) {  // arguments: [ref JSON, argument, value, context JSON]
+    auto doc = sdk::parse_json(c.arguments);
+    if (!doc || !doc->IsArray() || doc->Size() != 4) return {TOOLHOST_ERR_INVALID_ARGUMENT, ""};
+    for (const auto& v : doc->GetArray()) {
+      if (!v.IsString()) return {TOOLHOST_ERR_INVALID_ARGUMENT, ""};
+    }
+    const bool known = d.complete(d.user_data, (*doc)[0].GetString(), (*doc)[1].GetString(), (*doc)[2].GetString(),
+                                  (*doc)[3].GetString(), out.raw());
+    return {known ? TOOLHOST_OK : TOOLHOST_ERR_NOT_FOUND, out.take()};
+  }
+  return {TOOLHOST_ERR_NOT_FOUND, ""};
+}
+
 // Runs one call against the group's registry; returns (status, text).
 std::pair<int32_t, std::string> run(registry& reg, child_call& c) {
   sdk::string_writer out;
@@ -160,7 +207,10 @@ std::pair<int32_t, std::string> run(registry& reg, child_call& c) {
   }
   if (c.op == "complete") {  // name: "resource:URI" or "prompt:NAME"; arguments: [argument, value, context]
     auto doc = sdk::parse_json(c.arguments);
-    if (!doc || !doc->IsArray() || doc->Size() != 3) return {TOOLHOST_ERR_INVALID_ARGUMENT, ""};
+    if (!doc || !doc->IsArray() || doc->Size() != 3 || !(*doc)[0].IsString() || !(*doc)[1].IsString() ||
+        !(*doc)[2].IsString()) {
+      return {TOOLHOST_ERR_INVALID_ARGUMENT, ""};
+    }
     const std::string argument = (*doc)[0].GetString(), value = (*doc)[1].GetString(), context = (*doc)[2].GetString();
     toolhost_complete_fn fn = nullptr;
     void* ud = nullptr;
@@ -175,6 +225,7 @@ std::pair<int32_t, std::string> run(registry& reg, child_call& c) {
     fn(ud, argument.c_str(), value.c_str(), context.c_str(), out.raw());
     return {TOOLHOST_OK, out.take()};
   }
+  if (c.op.rfind("p.", 0) == 0) return run_provider(reg, c);
   return {TOOLHOST_ERR_INVALID_ARGUMENT, ""};
 }
 
@@ -258,12 +309,7 @@ int plugin_child(int fd) {
       auto inst = std::make_unique<instance>(*lib, reg, events, start->server, start->config_dir, p.settings,
                                              start->listing, p.origin, start->checking);
       o.started = inst->init();
-      if (o.started) o.message = unsupported_registration(reg, p.id);
-      if (o.started && !o.message.empty()) {
-        inst->deinit();
-        reg.withdraw(p.id);
-        o.started = false;
-      } else if (!o.started) {
+      if (!o.started) {
         o.status = std::string(to_string(inst->status()));
         o.message = inst->message();
       }

@@ -35,6 +35,16 @@ constexpr auto kMaxBackoff = std::chrono::seconds(8);
 int32_t to_int(std::string_view s) { return static_cast<int32_t>(std::strtol(std::string(s).c_str(), nullptr, 10)); }
 
 std::string what_ran(std::string_view op, std::string_view name) {
+  if (op.rfind("p.", 0) == 0) {  // a provider's: name is "INDEX NAME"
+    const size_t space = name.find(' ');
+    name = space == std::string_view::npos ? std::string_view() : name.substr(space + 1);
+    if (op == "p.call_tool") op = "tool";
+    if (op == "p.read_resource") op = "read";
+    if (op == "p.get_prompt") op = "prompt";
+    if (op == "p.instructions") return "it wrote its instructions";
+    if (op.rfind("p.list_", 0) == 0) return "it listed what it provides";
+    if (op == "p.complete") return "it completed an argument";
+  }
   if (op == "read") return cat("it read the resource ", name);
   if (op == "prompt") return cat("it rendered the prompt ", name);
   if (op == "complete") return cat("it completed an argument of ", name);

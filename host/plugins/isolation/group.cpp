@@ -53,6 +53,85 @@ void proxy_complete(void* user_data, const char* argument, const char* value, co
   if (p.process->call("complete", p.plugin, p.complete_key, args, nullptr, out) == TOOLHOST_OK) sdk::write(result, out);
 }
 
+// ---- A provider in the child, as a provider in the parent ----
+
+group::provider_proxy& provider_of(void* user_data) { return *static_cast<group::provider_proxy*>(user_data); }
+
+// A list or the instructions: what the child's provider wrote, or `empty` when it failed.
+void provider_list(void* user_data, const char* op, const char* empty, toolhost_writer_t* out) {
+  group::provider_proxy& p = provider_of(user_data);
+  std::string text;
+  const bool ok = p.process->call(op, p.plugin, p.index, "", nullptr, text) == TOOLHOST_OK;
+  sdk::write(out, ok ? text : empty);
+}
+
+void provided_tools(void* ud, toolhost_writer_t* out) { provider_list(ud, "p.list_tools", "[]", out); }
+void provided_resources(void* ud, toolhost_writer_t* out) { provider_list(ud, "p.list_resources", "[]", out); }
+void provided_templates(void* ud, toolhost_writer_t* out) { provider_list(ud, "p.list_resource_templates", "[]", out); }
+void provided_prompts(void* ud, toolhost_writer_t* out) { provider_list(ud, "p.list_prompts", "[]", out); }
+void provided_instructions(void* ud, toolhost_writer_t* out) { provider_list(ud, "p.instructions", "", out); }
+
+bool provided_call(void* ud, const toolhost_call_t* call, const char* name, const char* arguments, size_t size,
+                   toolhost_writer_t* result) {
+  group::provider_proxy& p = provider_of(ud);
+  std::string out;
+  const toolhost_status_t s =
+      p.process->call("p.call_tool", p.plugin, cat(p.index, " ", name), std::string_view(arguments, size), call, out);
+  if (s == TOOLHOST_ERR_NOT_FOUND) return false;
+  sdk::write(result,
+             s == TOOLHOST_OK ? out : sdk::result::error(out.empty() ? "The call was cancelled." : out).to_json());
+  return true;
+}
+
+toolhost_status_t provided_read(void* ud, const toolhost_call_t* call, const char* uri, toolhost_writer_t* result) {
+  group::provider_proxy& p = provider_of(ud);
+  std::string out;
+  const toolhost_status_t s = p.process->call("p.read_resource", p.plugin, cat(p.index, " ", uri), "", call, out);
+  sdk::write(result, out);
+  return s;
+}
+
+toolhost_status_t provided_prompt(void* ud, const toolhost_call_t* call, const char* name, const char* arguments,
+                                  toolhost_writer_t* result) {
+  group::provider_proxy& p = provider_of(ud);
+  std::string out;
+  const toolhost_status_t s = p.process->call("p.get_prompt", p.plugin, cat(p.index, " ", name),
+                                              arguments != nullptr ? arguments : "{}", call, out);
+  sdk::write(result, out);
+  return s;
+}
+
+bool provided_complete(void* ud, const char* ref, const char* argument, const char* value, const char* context,
+                       toolhost_writer_t* result) {
+  group::provider_proxy& p = provider_of(ud);
+  const std::string args =
+      cat("[", sdk::quote(ref != nullptr ? ref : "{}"), ",", sdk::quote(argument != nullptr ? argument : ""), ",",
+          sdk::quote(value != nullptr ? value : ""), ",", sdk::quote(context != nullptr ? context : "{}"), "]");
+  std::string out;
+  if (p.process->call("p.complete", p.plugin, p.index, args, nullptr, out) != TOOLHOST_OK) return false;
+  sdk::write(result, out);
+  return true;
+}
+
+// The parent's provider for the child's, with a proxy wherever the child's has a function.
+toolhost_provider_desc_t provider_desc(uint32_t callbacks, uint32_t wait_ms, void* user_data) {
+  toolhost_provider_desc_t d{};
+  d.struct_size = sizeof d;
+  d.user_data = user_data;
+  auto has = [&](int bit) { return (callbacks & (1u << bit)) != 0; };
+  if (has(0)) d.list_tools = provided_tools;
+  if (has(1)) d.call_tool = provided_call;
+  if (has(2)) d.list_resources = provided_resources;
+  if (has(3)) d.list_resource_templates = provided_templates;
+  if (has(4)) d.read_resource = provided_read;
+  if (has(5)) d.list_prompts = provided_prompts;
+  if (has(6)) d.get_prompt = provided_prompt;
+  if (has(7)) d.complete = provided_complete;
+  if (has(8)) d.instructions = provided_instructions;
+  d.instructions_wait_ms = wait_ms;
+  return d;
+}
+
 void str(rapidjson::Writer<rapidjson::StringBuffer>& w, const char* key, std::string_view v) {
   w.Key(key);
   w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
@@ -153,6 +232,12 @@ std::vector<plugin_outcome> group::start(registry& reg) {
         p.complete = snap->prompt_completes[i] ? proxy_complete : nullptr;
         p.user_data = &proxies_.back();
         s = reg.add_prompt(std::move(p));
+      }
+      for (size_t i = 0; i < snap->providers.size(); ++i) {
+        const auto& info = snap->providers[i];
+        if (!s.ok() || info.owner != o.id) continue;
+        provider_proxies_.push_back({&process_, o.id, std::to_string(i)});
+        reg.add_provider({provider_desc(info.callbacks, info.instructions_wait_ms, &provider_proxies_.back()), o.id});
       }
       for (const auto& [owner, body] : snap->instructions) {
         if (s.ok() && owner == o.id) reg.add_instructions(owner, body);

@@ -50,10 +50,16 @@ class group {
     std::string key;           // tool or prompt name, resource URI or template
     std::string complete_key;  // "resource:URI" or "prompt:NAME", for completions
   };
+  struct provider_proxy {
+    child_process* process;
+    std::string plugin;
+    std::string index;  // the provider's index among the child's, as text
+  };
 
  private:
   child_process process_;
   std::deque<proxy> proxies_;  // stable addresses: the registry holds pointers to them
+  std::deque<provider_proxy> provider_proxies_;
   std::vector<transport> transports_;
 };
 

@@ -10,10 +10,10 @@ placement place(const config::server& server, std::string_view plugin) {
   if (auto it = server.plugin_options.find(plugin); it != server.plugin_options.end()) options = &it->second;
   if (options != nullptr && options->isolation) {
     p.isolation = *options->isolation;
-    p.decided_by = cat("servers.", server.name, ".plugin.", plugin, ".isolation");
+    p.decided_by = cat("servers.", server.name, ".plugin_options.", plugin, ".isolation");
   } else if (options != nullptr && !options->group.empty()) {
     p.isolation = config::isolation::process;  // a group is a process
-    p.decided_by = cat("servers.", server.name, ".plugin.", plugin, ".group");
+    p.decided_by = cat("servers.", server.name, ".plugin_options.", plugin, ".group");
   } else if (server.isolation) {
     p.isolation = *server.isolation;
     p.decided_by = cat("servers.", server.name, ".isolation");

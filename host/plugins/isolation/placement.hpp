@@ -17,7 +17,7 @@ struct placement {
   config::isolation isolation = config::isolation::none;
   std::string group;             // isolated: the group's name (the plugin id unless `group` is set)
   uint32_t memory_limit_mb = 0;  // isolated: the limit of its process
-  std::string decided_by;        // "servers.S.plugin.P.isolation", "servers.S.isolation" or "default"
+  std::string decided_by;        // "servers.S.plugin_options.P.isolation", "servers.S.isolation" or "default"
 };
 
 placement place(const config::server& server, std::string_view plugin);

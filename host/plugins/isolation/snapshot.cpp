@@ -42,17 +42,15 @@ const rapidjson::Value* array(const rapidjson::Value& doc, const char* key) {
 
 }  // namespace
 
-std::string unsupported_registration(const registry& reg, std::string_view owner) {
-  for (const auto& p : reg.providers()) {
-    if (p.owner == owner) {
-      return cat("plugin '", owner,
-                 "' registers a provider (tools, resources or prompts it learns while running), which toolhost "
-                 "cannot yet serve from a separate process; set isolation = \"none\" for it in "
-                 "[servers.NAME.plugin.",
-                 owner, "]");
-    }
-  }
-  return "";
+uint32_t provider_callbacks(const toolhost_provider_desc_t& d) {
+  const bool has[] = {d.list_tools != nullptr,     d.call_tool != nullptr,
+                      d.list_resources != nullptr, d.list_resource_templates != nullptr,
+                      d.read_resource != nullptr,  d.list_prompts != nullptr,
+                      d.get_prompt != nullptr,     d.complete != nullptr,
+                      d.instructions != nullptr};
+  uint32_t bits = 0;
+  for (size_t i = 0; i < sizeof has / sizeof has[0]; ++i) bits |= has[i] ? 1u << i : 0;
+  return bits;
 }
 
 std::string snapshot_of(const registry& reg, const std::vector<plugin_outcome>& outcomes) {
@@ -143,6 +141,18 @@ std::string snapshot_of(const registry& reg, const std::vector<plugin_outcome>& 
     w.EndObject();
   }
   w.EndArray();
+  w.Key("providers");
+  w.StartArray();
+  for (const auto& p : reg.providers()) {
+    w.StartObject();
+    str(w, "owner", p.owner);
+    w.Key("callbacks");
+    w.Uint(provider_callbacks(p.desc));
+    w.Key("instructions_wait_ms");
+    w.Uint(p.desc.instructions_wait_ms);
+    w.EndObject();
+  }
+  w.EndArray();
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }
@@ -209,6 +219,17 @@ absl::StatusOr<snapshot> read_snapshot(std::string_view json) {
       t.name = text(v, "name");
       t.owner = text(v, "owner");
       s.transports.push_back(std::move(t));
+    }
+  }
+  if (const auto* a = array(*doc, "providers")) {
+    for (const auto& v : a->GetArray()) {
+      snapshot::provider_info p;
+      p.owner = text(v, "owner");
+      const auto* bits = sdk::member(v, "callbacks");
+      const auto* wait = sdk::member(v, "instructions_wait_ms");
+      p.callbacks = bits != nullptr && bits->IsUint() ? bits->GetUint() : 0;
+      p.instructions_wait_ms = wait != nullptr && wait->IsUint() ? wait->GetUint() : 0;
+      s.providers.push_back(std::move(p));
     }
   }
   return s;

@@ -20,10 +20,6 @@ struct plugin_outcome {
   std::string message;  // the sentence that says why
 };
 
-// A registration of `owner` that cannot cross to the parent, as the sentence that refuses it
-// ("" when there is none).
-std::string unsupported_registration(const registry& reg, std::string_view owner);
-
 // The child's side: everything in `reg`, with each plugin's outcome.
 std::string snapshot_of(const registry& reg, const std::vector<plugin_outcome>& outcomes);
 
@@ -37,7 +33,16 @@ struct snapshot {
   std::vector<bool> prompt_completes;
   std::vector<std::pair<std::string, std::string>> instructions;  // owner, text
   std::vector<transport> transports;                              // factory unset
+  struct provider_info {
+    std::string owner;
+    uint32_t callbacks = 0;  // provider_callbacks() of the child's provider
+    uint32_t instructions_wait_ms = 0;
+  };
+  std::vector<provider_info> providers;  // in the child's registration order
 };
+
+// A provider's callbacks as bits, in toolhost_provider_desc_t order (list_tools = bit 0).
+uint32_t provider_callbacks(const toolhost_provider_desc_t& d);
 
 // The parent's side; an error names what is malformed.
 absl::StatusOr<snapshot> read_snapshot(std::string_view json);

@@ -173,6 +173,42 @@ test("settings, progress, cancellation, resources, prompts, completions and elic
   await client.close();
 });
 
+test("a provider (rea-filter in front of server-everything) serves its upstream from its own process", async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolhost-iso-proxy-"));
+  const everything = path.join(path.dirname(new URL(import.meta.url).pathname), "../../node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+  const q = JSON.stringify;
+  const config = path.join(dir, "proxy.toml");
+  fs.writeFileSync(config, `plugin_dirs = [${q(process.env.PLUGIN_DIR)}]
+[permissions]
+"run" = "allow"
+[servers.proxy]
+plugins = ["rea-filter"]
+isolation = "process"
+[servers.proxy.settings.rea-filter]
+command = [${q(process.execPath)}, ${q(everything)}, "stdio"]
+instructions_wait_ms = 30000
+deny = ["get-env"]
+use_instead = { "get-env" = "echo" }
+`);
+  const { client } = await connect({ config, server: "proxy" });
+  const names = (await client.listTools()).tools.map((t) => t.name);
+  assert.ok(names.includes("echo") && !names.includes("get-env"), names.join(" "));
+  const echoed = await client.callTool({ name: "echo", arguments: { message: "across" } });
+  assert.match(echoed.content[0].text, /across/);
+  // A name the provider hides on purpose still reaches it, and it explains.
+  const hidden = await client.callTool({ name: "get-env", arguments: {} });
+  assert.equal(hidden.isError, true);
+  assert.match(hidden.content[0].text, /echo/);
+  const resources = await client.listResources();
+  assert.ok(resources.resources.length > 0);
+  const read = await client.readResource({ uri: resources.resources[0].uri });
+  assert.ok(read.contents.length > 0);
+  const prompts = (await client.listPrompts()).prompts;
+  assert.ok(prompts.length > 0);
+  await client.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
 test("a debugger whose backend runs in another process is refused with how to group them", async () => {
   const { client } = await connect({ config: FAULTS_CONFIG, server: "debugger-split" });
   const r = await client.callTool({ name: "command", arguments: { command: "version" } });
@@ -201,13 +237,25 @@ test("isolation settings are checked keys", () => {
   let r = check('[servers.s]\nplugins = ["example"]\nisolation = "sometimes"\n');
   assert.equal(r.status, 2);
   assert.match(r.stderr, /t\.toml:3:13: servers\.s\.isolation: expected "process" \(a child process of its own\) or "none" \(in toolhost\)/);
-  r = check('[servers.s]\nplugins = ["example"]\n[servers.s.plugin.exmaple]\nisolation = "process"\n');
-  assert.match(r.stderr, /t\.toml:3:1: servers\.s\.plugin\.exmaple: names plugin 'exmaple', which servers\.s\.plugins does not list/);
-  r = check('[servers.s]\nplugins = ["example"]\n[servers.s.plugin.example]\nisolation = "none"\ngroup = "g"\n');
-  assert.match(r.stderr, /servers\.s\.plugin\.example\.group: a group is a shared process, so it needs isolation = "process"/);
-  r = check('[servers.s]\nplugins = ["example"]\n[servers.s.plugin.example]\nisolaton = "process"\n');
-  assert.match(r.stderr, /servers\.s\.plugin\.example\.isolaton: unknown key; expected one of: isolation, group, memory_limit_mb/);
+  r = check('[servers.s]\nplugins = ["example"]\n[servers.s.plugin_options.exmaple]\nisolation = "process"\n');
+  assert.match(r.stderr, /t\.toml:3:1: servers\.s\.plugin_options\.exmaple: names plugin 'exmaple', which servers\.s\.plugins does not list/);
+  r = check('[servers.s]\nplugins = ["example"]\n[servers.s.plugin_options.example]\nisolation = "none"\ngroup = "g"\n');
+  assert.match(r.stderr, /servers\.s\.plugin_options\.example\.group: a group is a shared process, so it needs isolation = "process"/);
+  r = check('[servers.s]\nplugins = ["example"]\n[servers.s.plugin_options.example]\nisolaton = "process"\n');
+  assert.match(r.stderr, /servers\.s\.plugin_options\.example\.isolaton: unknown key; expected one of: isolation, group, memory_limit_mb/);
   r = check('[servers.s]\nplugins = ["example"]\nmemory_limit_mb = 1\n');
   assert.match(r.stderr, /servers\.s\.memory_limit_mb: must be between 16 and 1048576/);
   fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test("toolhost plugins shows where each plugin runs", () => {
+  const r = spawnSync(TOOLHOST, ["plugins", "--config", FAULTS_CONFIG, "--server", "debugger-grouped"], { encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^debugger\s+\S+\s+1\.\d+\s+loaded\s+process \(group debug\)\s+/m);
+  assert.match(r.stdout, /^dump-backend\s+\S+\s+1\.\d+\s+loaded\s+process \(group debug\)\s+-\s+toolhost\.debug-target\/1:dump\n/m);
+  const j = spawnSync(TOOLHOST, ["plugins", "--json", "--config", FAULTS_CONFIG, "--server", "isolated"], { encoding: "utf8" });
+  const listed = Object.fromEntries(JSON.parse(j.stdout).plugins.map((p) => [p.id, p]));
+  assert.deepEqual([listed["fixture-faults"].isolation, listed["fixture-faults"].group, listed["fixture-faults"].crashes], ["process", "fixture-faults", 0]);
+  assert.equal(listed.example.isolation, "none");
+  assert.ok(listed["fixture-faults"].tools.includes("die"));
 });
