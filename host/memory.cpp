@@ -14,7 +14,7 @@ std::atomic<std::chrono::steady_clock::rep> g_released{0};
 
 }  // namespace
 
-void limit_arenas() { mallopt(M_ARENA_MAX, 2); }
+void limit_arenas() { mallopt(M_ARENA_MAX, 1); }
 
 void note_release() { g_released.store(std::chrono::steady_clock::now().time_since_epoch().count()); }
 

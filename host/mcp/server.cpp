@@ -309,6 +309,9 @@ void server::attach(session* s) {
 void server::detach(session* s) {
   std::lock_guard lock(sessions_mutex_);
   sessions_.erase(std::remove(sessions_.begin(), sessions_.end(), s), sessions_.end());
+  // A flood of sessions grew the list to thousands; kept at that size, it would pin a page of the
+  // heap the flood freed.
+  if (sessions_.capacity() > 64 && sessions_.size() < sessions_.capacity() / 4) sessions_.shrink_to_fit();
 }
 
 template <class F>

@@ -27,7 +27,12 @@ constexpr auto kRetire = std::chrono::seconds(5);
 
 namespace toolhost::mcp {
 
-worker_pool::worker_pool(size_t min_idle, size_t max_threads) : min_idle_(min_idle), max_threads_(max_threads) {}
+// The workers kept idle start with the pool, so that an idle server has the threads it keeps
+// between bursts (and the first call does not wait for one to start).
+worker_pool::worker_pool(size_t min_idle, size_t max_threads) : min_idle_(min_idle), max_threads_(max_threads) {
+  std::lock_guard lock(mutex_);
+  for (; threads_ < std::min(min_idle_, max_threads_); ++threads_) std::thread(&worker_pool::run, this).detach();
+}
 
 worker_pool::~worker_pool() {
   std::unique_lock lock(mutex_);
