@@ -98,6 +98,17 @@ std::vector<uint8_t> bytes_of(const T& v) {
 }  // namespace
 
 kd_server::kd_server(options o) : options_(std::move(o)), machine_(options_.cpus), rng_(options_.seed) {
+  if (options_.image) {
+    machine_.use_image(std::move(*options_.image));
+    options_.image.reset();
+    // KdVersionBlock.DebuggerDataList -> KDDEBUGGER_DATA64, whose BreakpointWithStatus is the
+    // int3 a break-in or a bugcheck stops at.
+    const uint64_t list = version_block().DebuggerDataList;
+    uint64_t kdbg = 0, target = 0;
+    machine_.read_virtual(0, list, reinterpret_cast<uint8_t*>(&kdbg), 8);
+    machine_.read_virtual(0, kdbg + 0x20, reinterpret_cast<uint8_t*>(&target), 8);
+    machine_.set_break_with_status(target);
+  }
   reset_ids();
   switch (options_.start) {
     case start_state::running: break;
@@ -404,7 +415,7 @@ void kd_server::report_exception(int cpu, uint32_t code) {
   s.NewState = DbgKdExceptionStateChange;
   s.Processor = static_cast<uint16_t>(cpu);
   s.NumberProcessors = static_cast<uint32_t>(machine_.cpu_count());
-  s.Thread = kKernelBase + 0x380000 + static_cast<uint64_t>(cpu) * 0x1000;
+  s.Thread = current_thread(cpu);
   s.ProgramCounter = pc;
   s.u.Exception.ExceptionRecord.ExceptionCode = static_cast<int32_t>(code);
   s.u.Exception.ExceptionRecord.ExceptionAddress = pc;
@@ -426,12 +437,53 @@ void kd_server::report_exception(int cpu, uint32_t code) {
   report_pending_ = true;
 }
 
+DBGKD_GET_VERSION64 kd_server::version_block() const {
+  DBGKD_GET_VERSION64 v{};
+  if (machine_.has_image()) {
+    uint64_t block = 0;
+    const uint64_t pcr = machine_.cpu(0).msrs.at(0xC0000101);
+    machine_.read_virtual(0, pcr + 0x108, reinterpret_cast<uint8_t*>(&block), 8);  // KPCR.KdVersionBlock
+    machine_.read_virtual(0, block, reinterpret_cast<uint8_t*>(&v), sizeof(v));
+    return v;
+  }
+  v.MajorVersion = 0xF;
+  v.MinorVersion = 19041;
+  v.ProtocolVersion = 6;
+  v.KdSecondaryVersion = 2;
+  v.Flags = 0x7;  // MP | DATA | PTR64
+  v.MachineType = 0x8664;
+  v.MaxPacketType = 12;
+  v.MaxStateChange = 3;
+  v.MaxManipulate = 0x34;
+  v.KernBase = kKernelBase;
+  v.PsLoadedModuleList = kPsLoadedModuleList;
+  v.DebuggerDataList = kKdDebuggerData;
+  return v;
+}
+
+uint64_t kd_server::current_thread(int cpu) const {
+  if (!machine_.has_image()) return kKernelBase + 0x380000 + static_cast<uint64_t>(cpu) * 0x1000;
+  uint64_t thread = 0;
+  const uint64_t pcr = machine_.cpu(cpu).msrs.at(0xC0000101);
+  machine_.read_virtual(cpu, pcr + 0x188, reinterpret_cast<uint8_t*>(&thread), 8);  // KPCR.Prcb.CurrentThread
+  return thread;
+}
+
+uint32_t kd_server::kernel_image_size() const {
+  if (!machine_.has_image()) return 0x800000;
+  const uint64_t base = version_block().KernBase;
+  uint32_t lfanew = 0, size = 0;
+  machine_.read_virtual(0, base + 0x3c, reinterpret_cast<uint8_t*>(&lfanew), 4);
+  machine_.read_virtual(0, base + lfanew + 24 + 0x38, reinterpret_cast<uint8_t*>(&size), 4);  // SizeOfImage
+  return size;
+}
+
 void kd_server::report_load_symbols(const std::string& path, uint64_t base, uint32_t size) {
   DBGKD_ANY_WAIT_STATE_CHANGE s{};
   s.NewState = DbgKdLoadSymbolsStateChange;
   s.Processor = 0;
   s.NumberProcessors = static_cast<uint32_t>(machine_.cpu_count());
-  s.Thread = kKernelBase + 0x380000;
+  s.Thread = current_thread(0);
   s.ProgramCounter = machine_.cpu(0).context.Rip;
   s.u.LoadSymbols.PathNameLength = static_cast<uint32_t>(path.size() + 1);
   s.u.LoadSymbols.BaseOfDll = base;
@@ -475,7 +527,7 @@ void kd_server::reboot() {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   inbuf_.clear();
   reset_ids();  // the new boot starts a new stream: its first packet carries SYNC
-  report_load_symbols("\\SystemRoot\\system32\\ntoskrnl.exe", kKernelBase, 0x800000);
+  report_load_symbols("\\SystemRoot\\system32\\ntoskrnl.exe", version_block().KernBase, kernel_image_size());
 }
 
 void kd_server::bugcheck() {
@@ -579,19 +631,7 @@ void kd_server::handle_manipulate(const std::vector<uint8_t>& payload) {
         break;
       case DbgKdGetVersionApi: {
         DBGKD_GET_VERSION64& v = r.u.GetVersion64;
-        v = {};
-        v.MajorVersion = 0xF;
-        v.MinorVersion = 19041;
-        v.ProtocolVersion = 6;
-        v.KdSecondaryVersion = 2;
-        v.Flags = 0x7;  // MP | DATA | PTR64
-        v.MachineType = 0x8664;
-        v.MaxPacketType = 12;
-        v.MaxStateChange = 3;
-        v.MaxManipulate = 0x34;
-        v.KernBase = kKernelBase;
-        v.PsLoadedModuleList = kPsLoadedModuleList;
-        v.DebuggerDataList = kKdDebuggerData;
+        v = version_block();
         break;
       }
       case DbgKdReadMachineSpecificRegister: {

@@ -46,6 +46,8 @@ struct options {
   // for the break-in byte (interrupts off), and one that answers every packet with RESET.
   bool no_break_in = false;
   bool reset_storm = false;
+  // Serve this captured machine (the Windows-shaped test guest) instead of the built-in kernel.
+  std::optional<machine_image> image;
 };
 
 class kd_server {
@@ -131,6 +133,11 @@ class kd_server {
   // Manipulate requests per ApiNumber since start or the last `requests reset`: a test counts
   // the round trips one debugger command costs (each is milliseconds on a real serial link).
   std::map<uint32_t, uint64_t> requests_by_api_;
+
+  // The kernel's own record of what GetVersion answers (with an image: KPCR.KdVersionBlock).
+  DBGKD_GET_VERSION64 version_block() const;
+  uint64_t current_thread(int cpu) const;  // KPRCB.CurrentThread (an image) or the built-in's
+  uint32_t kernel_image_size() const;
 };
 
 }  // namespace kdsim

@@ -33,11 +33,29 @@ const std::vector<uint8_t>& loop_code() {
 
 }  // namespace
 
-machine::machine(int cpus) : memory_(kPhysicalSize), cpus_(static_cast<size_t>(cpus)) { boot(); }
+machine::machine(int cpus) : cpus_(static_cast<size_t>(cpus)) { boot(); }
+
+void machine::use_image(machine_image image) {
+  image_ = std::move(image);
+  boot();
+}
 
 void machine::boot() {
-  std::fill(memory_.begin(), memory_.end(), 0);
   for (auto& e : table_) e = {};
+  if (image_) {
+    memory_ = image_->memory;
+    for (size_t i = 0; i < cpus_.size(); ++i) {
+      cpu_state& c = cpus_[i];
+      c = cpu_state{};
+      c.context = image_->context;
+      c.special = image_->special;
+      c.msrs[0xC0000101] = image_->gs_base;  // IA32_GS_BASE: the KPCR
+      c.msrs[0x1B] = 0xFEE00900 | (i == 0 ? 0x100 : 0);
+    }
+    return;
+  }
+  memory_.assign(kPhysicalSize, 0);
+  break_with_status_ = kBreakWithStatus;
   // Kernel VA 0xFFFFF800'00000000: PML4[0x1F0] -> PDPT 0x2000 -> PD 0x3000; PD[0] -> PT 0x4000
   // (512 small pages at phys 0x100000), PD[1] -> a 2 MiB page at phys 0x400000, PD[2] absent.
   put64(memory_, kPml4 + 0x1F0 * 8, 0x2000 | kPresent | kWritable);
@@ -190,7 +208,7 @@ void machine::call_break_with_status(int cpu, uint64_t status) {
   CONTEXT& c = cpus_[static_cast<size_t>(cpu)].context;
   push(cpu, c.Rip);
   c.Rcx = status;
-  c.Rip = kBreakWithStatus;
+  c.Rip = break_with_status_;
 }
 
 bool machine::sleeping(int cpu) const {
@@ -260,6 +278,7 @@ std::optional<uint64_t> machine::pop(int cpu) {
 }
 
 step_result machine::step(int cpu) {
+  if (image_) return {};  // a captured processor stays where it is
   cpu_state& s = cpus_[static_cast<size_t>(cpu)];
   CONTEXT& c = s.context;
   uint8_t code[16] = {};

@@ -48,10 +48,26 @@ struct step_result {
   std::string text;  // DbgPrint text
 };
 
+// A captured machine (see winguest_image.h): physical memory and processor 0's registers as
+// QEMU had them, from tests/guest/windows' snapshot.
+struct machine_image {
+  std::vector<uint8_t> memory;
+  CONTEXT context{};
+  KSPECIAL_REGISTERS special{};
+  uint64_t gs_base = 0;
+};
+
 class machine {
  public:
   explicit machine(int cpus);
   void boot();  // fresh memory, page tables, program, contexts; empty breakpoint table
+  // From now on boot() restores `image` instead of building the built-in kernel. Its processor
+  // does not execute the image's code: running, it stays where it was captured (breakpoints are
+  // written but never hit); break-ins, bugchecks and memory work as on the built-in kernel.
+  void use_image(machine_image image);
+  bool has_image() const { return image_.has_value(); }
+  // Where call_break_with_status sends the processor: the image's DbgBreakPointWithStatus.
+  void set_break_with_status(uint64_t va) { break_with_status_ = va; }
 
   std::optional<uint64_t> translate(uint64_t cr3, uint64_t va) const;
   // Reads/writes as much of the range as is mapped, from the start; returns the byte count.
@@ -90,6 +106,8 @@ class machine {
   std::optional<uint64_t> pop(int cpu);
 
   std::vector<uint8_t> memory_;
+  std::optional<machine_image> image_;
+  uint64_t break_with_status_ = kBreakWithStatus;
   std::vector<cpu_state> cpus_;
   breakpoint_entry table_[32];
 };

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kd_server.h"
+#include "winguest_image.h"
 
 namespace {
 
@@ -16,7 +17,8 @@ void usage() {
                "usage: kd-sim [--listen unix:PATH|tcp:PORT|pty] [--control unix:PATH] [--cpus N]\n"
                "              [--start running|initial-break|breakpoint] [--halted]\n"
                "              [--drop P] [--corrupt P] [--delay P --delay-ms N] [--reorder P] [--seed N]\n"
-               "              [--ack-timeout-ms N] [--no-break-in] [--reset-storm] [--verbose]\n");
+               "              [--ack-timeout-ms N] [--no-break-in] [--reset-storm] [--verbose]\n"
+               "              [--winguest SNAPSHOT_DIR]\n");
 }
 
 }  // namespace
@@ -73,7 +75,14 @@ int main(int argc, char** argv) {
       o.no_break_in = true;
     else if (a == "--reset-storm")
       o.reset_storm = true;
-    else {
+    else if (a == "--winguest") {
+      kdsim::machine_image image;
+      if (const std::string error = kdsim::load_winguest_image(value(), image); !error.empty()) {
+        std::fprintf(stderr, "%s\n", error.c_str());
+        return 2;
+      }
+      o.image = std::move(image);
+    } else {
       usage();
       return 2;
     }

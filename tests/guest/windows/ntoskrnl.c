@@ -34,6 +34,8 @@ DBGKD_GET_VERSION64 KdVersionBlock;
 KPCR KiInitialPcr;
 volatile ULONG64 KiLoopCount; /* incremented by every NtCreateFile */
 
+EXPORT NOINLINE void DbgBreakPointWithStatus(ULONG status);
+
 /* The kernel's own GDT (the boot stub's lies in memory this kernel unmaps). */
 static ULONG64 KiGdt[3] = {0, 0x00AF9A000000FFFFull, 0x00CF92000000FFFFull};
 
@@ -526,6 +528,7 @@ static void build_debugger_data(int encoded) {
   d->Header.OwnerTag = 0x4742444b; /* 'KDBG' */
   d->Header.Size = sizeof(*d);
   d->KernBase = WG_NTOS_BASE;
+  d->BreakpointWithStatus = (ULONG64)&DbgBreakPointWithStatus; /* its first byte is the int3 */
   d->PsLoadedModuleList = (ULONG64)&PsLoadedModuleList;
   d->PsActiveProcessHead = (ULONG64)&PsActiveProcessHead;
   d->PspCidTable = (ULONG64)&PspCidTable;

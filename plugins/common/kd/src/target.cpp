@@ -155,6 +155,9 @@ absl::Status target::require_halted(const char* what) const {
 }
 
 absl::StatusOr<target::reply> target::request(const request_spec& spec) {
+  const bool reads = spec.api == kApiReadVirtual || spec.api == kApiReadPhysical || spec.api == kApiGetContext ||
+                     spec.api == kApiReadControlSpace || spec.api == kApiGetVersion || spec.api == kApiReadMsr;
+  if (!reads) ++memory_epoch_;
   std::vector<uint8_t> payload(kManipulateSize + spec.data.size(), 0);
   put_u32(payload, 0, spec.api);
   put_u16(payload, 6, spec.processor);
@@ -319,6 +322,7 @@ void target::take_state_change(const state_change& s) {
 }
 
 void target::on_halt(const state_change& s) {
+  ++memory_epoch_;
   last_state_ = s;
   current_processor_ = s.processor;
   processor_count_ = std::max<uint32_t>(1, s.processor_count);
@@ -478,7 +482,16 @@ absl::StatusOr<size_t> target::read_virtual(uint64_t a, std::span<uint8_t> b) {
   return read_memory(kApiReadVirtual, a, b);
 }
 absl::StatusOr<size_t> target::read_physical(uint64_t a, std::span<uint8_t> b) {
-  return read_memory(kApiReadPhysical, a, b);
+  if (auto s = require_halted("read memory"); !s.ok()) return s;
+  std::lock_guard lock(cache_mutex_);
+  const uint64_t epoch = memory_epoch_;
+  if (cache_epoch_ != epoch) physical_cache_.clear();
+  cache_epoch_ = epoch;
+  auto got = physical_cache_.read(
+      a, b, [this](uint64_t address, std::span<uint8_t> into) { return read_memory(kApiReadPhysical, address, into); });
+  // A stop that arrived during the reads may have changed what the first ones returned.
+  if (memory_epoch_ != epoch) physical_cache_.clear();
+  return got;
 }
 absl::Status target::write_virtual(uint64_t a, std::span<const uint8_t> d) {
   return write_memory(kApiWriteVirtual, a, d);

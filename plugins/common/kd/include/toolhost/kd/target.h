@@ -24,6 +24,7 @@
 #include <absl/status/statusor.h>
 
 #include "toolhost/kd/link.h"
+#include "toolhost/kd/read_cache.h"
 #include "toolhost/kd/state_change.h"
 
 namespace toolhost::kd {
@@ -218,6 +219,13 @@ class target {
   // KeBugCheckEx(MANUALLY_INITIATED_CRASH, 0, 0, 0, 0) even when its message never arrived.
   std::atomic<bool> bugcheck_caused_{false};
   std::vector<module_event> modules_;
+
+  // Physical memory read since the last change (see read_cache.h). memory_epoch_ moves at every
+  // stop and every request that is not a read; the cache starts over when it has moved.
+  std::atomic<uint64_t> memory_epoch_{0};
+  std::mutex cache_mutex_;
+  read_cache physical_cache_;
+  uint64_t cache_epoch_ = 0;
 };
 
 }  // namespace toolhost::kd
