@@ -77,7 +77,7 @@ TEST_CASE("kd: the Windows kernel model on the Windows-shaped guest, over a loss
   launch.symbol_path = WINGUEST_DIR;
   debugger_tools tools(
       [](const std::string& name) { return name == "kd" ? &toolhost::kd_backend::kdcom_factory() : nullptr; }, launch);
-  auto doc = toolhost::sdk::parse_json(tools.open("kd", sim.socket_path(), R"({"ack_timeout_ms":150})").to_json());
+  auto doc = toolhost::sdk::parse_json(tools.open("kd", sim.socket_path(), "").to_json());
   REQUIRE(doc);
   INFO(toolhost::sdk::to_json(*doc));
 
