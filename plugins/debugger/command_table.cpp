@@ -135,11 +135,13 @@ const std::vector<command_spec>& command_table() {
       {{"bc"}, "bc <ids | id-id | *>", "clear breakpoints", "", run_kind::halted, &session::cmd_bc_bd_be},
       {{"bd"}, "bd <ids | id-id | *>", "disable breakpoints", "", run_kind::halted, &session::cmd_bc_bd_be},
       {{"be"}, "be <ids | id-id | *>", "enable breakpoints", "", run_kind::halted, &session::cmd_bc_bd_be},
-      {{"k", "kn", "kp", "kP", "kpn", "knp", "kPn", "knP"},
-       "k[n][p] [count]",
-       "stack backtrace (n numbers the frames, p adds the parameters)",
-       "Unwinds by each module's CFI (.eh_frame, .debug_frame); a frame found by the frame-pointer chain instead "
-       "says so. Inline functions and functions that tail-called the frame below get frames of their own ((Inline "
+      {{"k", "kn", "kp", "kP", "kpn", "knp", "kPn", "knP", "kb", "kbn", "knb"},
+       "k[n][p|b] [count]",
+       "stack backtrace (n numbers the frames, p adds the parameters, b the first four stack arguments)",
+       "Unwinds by each module's unwind data: CFI (.eh_frame, .debug_frame) for ELF, .pdata/UNWIND_INFO for x64 PE "
+       "images (read from the image in memory); a frame found by the frame-pointer chain instead says so. kb shows "
+       "the four stack words above each return address (the callee's home space). Inline functions and functions that "
+       "tail-called the frame below get frames of their own ((Inline "
        "Function), (Tail Call)), as gdb shows them. With DWARF each frame has its [file @ line] and, with p, its "
        "parameters' types and values. 0x40 frames by default, 0x400 at most.",
        run_kind::halted,

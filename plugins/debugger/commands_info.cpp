@@ -86,6 +86,11 @@ absl::Status session::cmd_evaluate(const std::string& name, std::string_view arg
 
 absl::Status session::cmd_threads(const std::string& name, std::string_view args) {
   args = trim(args);
+  if (windows_ && args.empty() && !target_->has(TOOLHOST_DT_CAP_RUN_CONTROL)) {
+    // A VM's RAM: no vCPUs to select, the processors' current threads read live.
+    list_processors();
+    return absl::OkStatus();
+  }
   if (running()) return absl::FailedPreconditionError("the target is running; threads are listed while it is halted");
   refresh_threads();
   if (threads_.empty())

@@ -20,10 +20,18 @@ constexpr const char* kDwarfNames[unwind_registers::kCount] = {"rax", "rdx", "rc
                                                                "r12", "r13", "r14", "r15", "rip"};
 
 constexpr size_t kPage = 4096;
+// kb's column: four addresses (17 characters each) and the blanks between them.
+const std::string kArgsHeader = "Args to Child" + std::string(4 * 17 + 3 - 13, ' ');
 constexpr size_t kMaxStackPages = 256;
 
 const char* origin_name(frame_origin how) {
-  return how == frame_origin::cfi ? "cfi" : how == frame_origin::frame_pointer ? "frame pointer" : "context";
+  switch (how) {
+    case frame_origin::cfi: return "cfi";
+    case frame_origin::unwind_info: return "pdata";
+    case frame_origin::frame_pointer: return "frame pointer";
+    case frame_origin::context: break;
+  }
+  return "context";
 }
 
 }  // namespace
@@ -234,10 +242,11 @@ std::string session::variable_text(const frame& f, const variable_value& v, std:
 absl::Status session::cmd_stack(const std::string& name, std::string_view args) {
   // k[n][p]: n numbers the frames, p adds the parameters (P spells them one per line in WinDbg;
   // here the same as p).
-  bool numbered = false, parameters = false;
+  bool numbered = false, parameters = false, arguments = false;
   for (char c : name.substr(1)) {
     if (c == 'n') numbered = true;
     if (c == 'p' || c == 'P') parameters = true;
+    if (c == 'b') arguments = true;
   }
   uint64_t max = 0x40;
   if (!trim(args).empty()) {
@@ -248,16 +257,18 @@ absl::Status session::cmd_stack(const std::string& name, std::string_view args) 
   auto frames = walk_stack(static_cast<size_t>(max));
   if (!frames.ok()) return frames.status();
   std::string json;
-  out_ += stack_text(*frames, numbered, parameters, &json);
+  out_ += stack_text(*frames, numbered, parameters, &json, arguments);
   result_json_ = json;
   return absl::OkStatus();
 }
 
-std::string session::stack_text(const std::vector<frame>& frames, bool numbered, bool parameters,
-                                std::string* json_out) {
+std::string session::stack_text(const std::vector<frame>& frames, bool numbered, bool parameters, std::string* json_out,
+                                bool arguments) {
   std::map<uint64_t, std::string> pages;
   const stack_reader memory = stack_memory(pages);
-  std::string out = std::string(numbered ? " # " : "") + "Child-SP          RetAddr               Call Site\n";
+  std::string out = std::string(numbered ? " # " : "") +
+                    (arguments ? "Child-SP          RetAddr               : " + kArgsHeader + " : Call Site\n"
+                               : "Child-SP          RetAddr               Call Site\n");
   std::string json = R"({"frames":[)";
   for (size_t i = 0; i < frames.size(); ++i) {
     const frame& f = frames[i];
@@ -300,7 +311,20 @@ std::string session::stack_text(const std::vector<frame>& frames, bool numbered,
     const std::string columns = f.inlined     ? "(Inline Function) --------`--------"
                                 : f.tail_call ? "(Tail Call)       --------`--------"
                                               : address_text(f.sp) + " " + address_text(f.return_address);
-    out += (numbered ? hex_digits(i, 2) + " " : "") + columns + "     " + site + "\n";
+    std::string args_text, args_json;
+    if (arguments && !f.inlined && !f.tail_call) {
+      args_json = R"(,"args":[)";
+      for (int a = 0; a < 4; ++a) {
+        const auto word = memory(f.sp + 8 + 8 * a, 8);
+        args_text += std::string(a ? " " : "") + (word ? address_text(*word) : std::string("????????`????????"));
+        args_json += std::string(a ? "," : "") + (word ? sdk::quote(hex(*word)) : "null");
+      }
+      args_json += "]";
+    } else if (arguments) {
+      args_text = std::string(kArgsHeader.size(), ' ');
+    }
+    out += (numbered ? hex_digits(i, 2) + " " : "") + columns + "     " + (arguments ? ": " + args_text + " : " : "") +
+           site + "\n";
     json += std::string(i ? "," : "") + R"({"index":)" + std::to_string(i) + R"(,"sp":)" + sdk::quote(hex(f.sp)) +
             R"(,"ip":)" + sdk::quote(hex(f.ip)) + R"(,"return_address":)" + sdk::quote(hex(f.return_address)) +
             R"(,"module":)" + (f.mod != nullptr ? sdk::quote(f.mod->name) : "null") + R"(,"symbol":)" +
@@ -309,7 +333,8 @@ std::string session::stack_text(const std::vector<frame>& frames, bool numbered,
             R"(,"tail_call":)" + (f.tail_call ? "true" : "false") + R"(,"unwind":)" + sdk::quote(origin_name(f.how));
     if (f.line)
       json += R"(,"source":{"file":)" + sdk::quote(f.line->file) + R"(,"line":)" + std::to_string(f.line->line) + "}";
-    json += R"(,"signal_trampoline":)" + std::string(f.signal_trampoline ? "true" : "false") + params_json + "}";
+    json += R"(,"signal_trampoline":)" + std::string(f.signal_trampoline ? "true" : "false") + params_json + args_json +
+            "}";
   }
   if (json_out != nullptr) *json_out = json + "]}";
   return out;

@@ -16,6 +16,7 @@
 #include "output_store.hpp"
 #include "pdb_symbols.hpp"
 #include "pe_symbols.hpp"
+#include "pe_unwinder.hpp"
 
 namespace toolhost::debugger {
 
@@ -133,7 +134,8 @@ absl::StatusOr<uint64_t> session::sp() {
 }
 
 void session::refresh_modules(bool load_elf) {
-  if (!modules_stale_ || running() || exited_) return;
+  // A backend with run control reads nothing while the target runs; one without (a VM's RAM) reads live.
+  if (!modules_stale_ || exited_ || (running() && target_->has(TOOLHOST_DT_CAP_RUN_CONTROL))) return;
   // After a reboot, the kernel is looked for again at the first stop that is not the reboot's.
   if (windows_pending_ && windows_retry_ && last_stop_ && last_stop_->reason != TOOLHOST_DT_STOP_REBOOT) {
     windows_retry_ = false;  // once a stop: a scan costs seconds on a slow link
@@ -261,6 +263,7 @@ module_symbols session::load_module_symbols(const module& m) {
     return out;
   }
   out.pe_image = *image;
+  out.unwinder = make_pe_unwinder(*image, m.base);
   out.facts = pe_facts(**image, m.path);
   // The PDB first; the exports stay as the fallback (and for names the PDB lacks).
   std::string pdb_problem;
@@ -702,6 +705,10 @@ line_result session::run_line(std::string_view line, std::chrono::milliseconds t
     }
     run_kind kind = spec->kind;
     if (cmd.name == "~" && !cmd.args.empty()) kind = run_kind::halted;  // "~1s" selects
+    // A Windows kernel in a VM's RAM (no run control): its version and processors are read live.
+    if ((cmd.name == "vertarget" || cmd.name == "version" || cmd.name == "~") && windows_ &&
+        !target_->has(TOOLHOST_DT_CAP_RUN_CONTROL) && kind == run_kind::halted)
+      kind = run_kind::any;
     if (exited_ && kind != run_kind::any) {
       out_ += "The target has exited; '" + text + "' was not run. `close` the session and `open` a new one.\n";
       result.error = true;
@@ -904,7 +911,8 @@ std::string session::attach_text() {
 
 std::string session::trailer() {
   if (exited_) return "[target exited]";
-  if (running()) return "[target running]";
+  // The .process scope outlives resumes (the seed's trailer); a VM's RAM is read while it runs.
+  if (running()) return "[target running" + scope_trailer() + "]";
   auto at = pc();
   if (!at.ok()) return "[target halted]";
   if (threads_.empty()) refresh_threads();

@@ -220,7 +220,10 @@ class session final : public expression_context {
   // The registers of the frame .frame selected (nullopt for frame 0): those the walk knows.
   std::optional<register_values> selected_frame_registers();
   // k's lines for `frames` (and its JSON in `json` when given).
-  std::string stack_text(const std::vector<frame>& frames, bool numbered, bool parameters, std::string* json);
+  // `arguments` (kb): each frame's first four stack words above its return address (x64's home
+  // space for the callee's register arguments).
+  std::string stack_text(const std::vector<frame>& frames, bool numbered, bool parameters, std::string* json,
+                         bool arguments = false);
   // A variable's value in dt's words; its JSON decoding in `json` when given.
   std::string variable_text(const frame& f, const variable_value& v, std::string* json);
   absl::StatusOr<uint64_t> eval(std::string_view text);
@@ -258,6 +261,7 @@ class session final : public expression_context {
   // `~` on a Windows kernel: each processor's current thread beside the backend's vCPU list.
   void list_processors();
   std::string windows_trailer();
+  std::string scope_trailer() const;  // " | scope <name> (<pid>)" while a .process scope is set
   // vertarget's lines for a Windows kernel, and its JSON in `json`.
   std::string windows_version_text(std::string& json);
   std::string windows_target_json();

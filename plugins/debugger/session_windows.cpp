@@ -212,8 +212,11 @@ std::string session::windows_trailer() {
   if (windows_pending_) text += " | rediscovery pending";
   if (!windows_) return text;
   if (auto p = current_process()) text += absl::StrFormat(" | process %s (%d)", p->image, p->pid);
-  if (scope_) text += absl::StrFormat(" | scope %s (%d)", scope_->image, scope_->pid);
-  return text;
+  return text + scope_trailer();
+}
+
+std::string session::scope_trailer() const {
+  return scope_ ? absl::StrFormat(" | scope %s (%d)", scope_->image, scope_->pid) : std::string();
 }
 
 std::string session::windows_target_json() {

@@ -35,7 +35,7 @@ std::vector<walked_frame> walk_stack(const unwind_registers& start, const unwind
     const walked_frame& f = frames.back();
     const frame_unwinder* unwinder = unwinder_at(f.pc);
     std::optional<unwinder_step> step;
-    frame_origin how = frame_origin::cfi;
+    frame_origin how = unwinder != nullptr ? unwinder->origin() : frame_origin::cfi;
     if (unwinder != nullptr) step = unwinder->unwind(f.pc, f.activation, f.regs, memory);
     if (!step) {
       step = by_frame_pointer(f.regs, memory);

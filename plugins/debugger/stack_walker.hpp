@@ -11,8 +11,6 @@
 
 namespace toolhost::debugger {
 
-enum class frame_origin { context, cfi, frame_pointer };
-
 struct walked_frame {
   uint64_t pc = 0;
   uint64_t sp = 0;

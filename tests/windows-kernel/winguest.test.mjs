@@ -1,0 +1,287 @@
+// Issue 19's acceptance on the Windows-shaped QEMU test guest (tests/guest/windows), through
+// toolhost over MCP stdio with the official TypeScript SDK client, over the gdb backend (QEMU's
+// gdbstub), the memory backend (the VM's RAM) and the dump backend (a `.dump /f` of the guest).
+// Expected values come from the guest's own report on COM1 (winguest-layout) and from QEMU's
+// `gva2gpa` over QMP, never from the debugger.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync, readFileSync, rmSync, existsSync } from "node:fs";
+import { createConnection } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const TOOLHOST = process.env.TOOLHOST;
+const PLUGINS = process.env.PLUGINS_DIR;
+const GUEST = process.env.WINGUEST_DIR; // images, PDBs (a symbol path), run-winguest, winguest-layout
+const dir = mkdtempSync(join(tmpdir(), "toolhost-winguest-"));
+const guests = [];
+const clients = [];
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const big = (s) => BigInt(s);
+const hex = (v, width = 0) => big(v).toString(16).padStart(width, "0");
+// WinDbg's 64-bit address form: fffff803`12000000.
+const addr = (v) => hex(v, 16).slice(0, 8) + "`" + hex(v, 16).slice(8);
+
+// Boots the guest; resolves with its sockets and the layout it reported.
+async function boot(name, extra = []) {
+  const base = join(dir, name);
+  const g = { serial: base + ".serial", gdb: base + ".gdb", qmp: base + ".qmp", pidfile: base + ".pid" };
+  const args = ["-m", "64M", "-serial", g.serial, "-gdb", g.gdb, "-qmp", g.qmp, "-pidfile", g.pidfile, "-timeout", "170"];
+  g.child = spawn(join(GUEST, "run-winguest"), extra.length ? [...args, "--", ...extra] : args, {
+    stdio: "ignore",
+    detached: true,
+  });
+  guests.push(g);
+  for (let i = 0; i < 300; i++) {
+    if (existsSync(g.serial) && readFileSync(g.serial, "utf8").includes("toolhost-winguest: ready") && existsSync(g.pidfile))
+      break;
+    await sleep(100);
+  }
+  assert.match(readFileSync(g.serial, "utf8"), /toolhost-winguest: ready/, "the guest did not boot");
+  g.pid = Number(readFileSync(g.pidfile, "utf8").trim());
+  g.layout = JSON.parse(execFileSync(join(GUEST, "winguest-layout"), [g.serial], { encoding: "utf8" }));
+  return g;
+}
+
+// QEMU's own translation of each address (HMP gva2gpa through QMP, on the vCPU's page tables).
+async function gva2gpa(socket, addresses) {
+  const sock = createConnection(socket);
+  let buffer = "";
+  const replies = [];
+  sock.on("data", (d) => {
+    buffer += d;
+    let nl;
+    while ((nl = buffer.indexOf("\n")) >= 0) {
+      const line = buffer.slice(0, nl).trim();
+      buffer = buffer.slice(nl + 1);
+      if (line) replies.push(JSON.parse(line));
+    }
+  });
+  const next = async () => {
+    for (let i = 0; i < 100; i++) {
+      const j = replies.findIndex((r) => "return" in r || "error" in r || "QMP" in r);
+      if (j >= 0) return replies.splice(j, 1)[0];
+      await sleep(50);
+    }
+    throw new Error("QMP did not answer");
+  };
+  await next(); // greeting
+  sock.write(JSON.stringify({ execute: "qmp_capabilities" }) + "\n");
+  await next();
+  const out = {};
+  for (const a of addresses) {
+    sock.write(JSON.stringify({ execute: "human-monitor-command", arguments: { "command-line": `gva2gpa 0x${hex(a)}` } }) + "\n");
+    const r = await next();
+    const m = /gpa: (?:0x)?([0-9a-f]+)/.exec(r.return);
+    out[a] = m ? BigInt("0x" + m[1]) : null;
+  }
+  sock.end();
+  await sleep(200); // QEMU's QMP socket serves one client at a time: let the backend have it
+  return out;
+}
+
+async function connect() {
+  const config = join(dir, "toolhost.toml");
+  writeFileSync(
+    config,
+    `plugin_dirs = [${JSON.stringify(PLUGINS)}]
+default_server = "nt"
+[servers.nt]
+description = "issue 19 acceptance"
+plugins = ["debugger", "gdb-backend", "memory-backend", "dump-backend"]
+[servers.nt.settings.debugger]
+symbol_path = ${JSON.stringify(GUEST)}
+`,
+  );
+  const client = new Client({ name: "toolhost-winguest-test", version: "1.0.0" });
+  await client.connect(new StdioClientTransport({ command: TOOLHOST, args: ["--config", config], stderr: "pipe" }));
+  clients.push(client);
+  return client;
+}
+
+const text = (r) => r.content.map((c) => c.text).join("");
+async function run(client, line, format = "text") {
+  if (process.env.VERBOSE) console.error(new Date().toISOString(), line);
+  const r = await client.callTool({ name: "command", arguments: { line, timeout_ms: 20000, format } }, undefined, {
+    timeout: 120000,
+  });
+  return { text: text(r), error: r.isError === true, json: r.structuredContent };
+}
+const trailer = (t) => t.slice(t.lastIndexOf("[target"));
+
+// db's bytes for bytes 16..31 of a process's page: byte k is (k * mul + add) & 0xff after the
+// 16-byte signature.
+function page_bytes(page) {
+  const b = [];
+  for (let k = 16; k < 32; k++) b.push(((k * Number(page.mul) + Number(page.add)) & 0xff).toString(16).padStart(2, "0"));
+  return b.slice(0, 8).join(" ") + "-" + b.slice(8).join(" ");
+}
+
+// The checks every backend must pass: processes, scope, modules, dt, threads, !pte / !vtop.
+async function inspect(client, g, backend, translations) {
+  const L = g.layout;
+  const all = await run(client, "!process 0 0", "json");
+  assert.equal(all.error, false, all.text);
+  assert.equal((all.text.match(/^PROCESS /gm) || []).length, L.processes.length, all.text);
+  assert.equal(all.json.result.processes.length, L.processes.length);
+  for (const p of L.processes) {
+    const block = new RegExp(
+      `PROCESS ${hex(p.eprocess, 16)}\\n    SessionId: \\S+  Cid: ${hex(p.pid, 4)}    Peb: [0-9a-f]+  ParentCid: ${hex(
+        p.parent,
+        4,
+      )}\\n    DirBase: ${hex(p.dtb, 8)}  ObjectTable: [0-9a-f]+  HandleCount: [^\\n]+\\n    Image: ${p.name.replace(".", "\\.")}\\n`,
+    );
+    assert.match(all.text, block, `${backend}: ${p.name}`);
+  }
+  const csrss = await run(client, "!process 0 0 csrss.exe");
+  assert.equal((csrss.text.match(/^PROCESS /gm) || []).length, 1, csrss.text);
+  assert.match(csrss.text, /Image: csrss\.exe/);
+
+  // The scope: each process's own page, through its page tables.
+  const seen = new Set();
+  for (const p of L.processes.filter((p) => p.user_page)) {
+    const set = await run(client, `.process /p ${Number(big(p.pid))}`);
+    assert.equal(set.error, false, set.text);
+    assert.ok(trailer(set.text).includes(` | scope ${p.name} (${Number(big(p.pid))})]`), set.text);
+    const db = await run(client, `db ${hex(big(p.user_page.va) + 16n)} L10`);
+    assert.ok(db.text.includes(page_bytes(p.user_page)), `${backend} ${p.name}:\n${db.text}`);
+    seen.add(page_bytes(p.user_page));
+    const dt = await run(client, `dt nt!_EPROCESS ${hex(p.eprocess)} ImageFileName`);
+    assert.ok(dt.text.includes(`"${p.name}"`), dt.text);
+  }
+  assert.equal(seen.size, L.processes.filter((p) => p.user_page).length, "each process's page differs");
+  const reset = await run(client, ".process 0");
+  assert.ok(!trailer(reset.text).includes("| scope"), reset.text);
+
+  // Kernel modules with their PDBs.
+  await run(client, ".reload /f");
+  const lm = await run(client, "lm");
+  for (const m of L.modules) {
+    const stem = m.name === "ntoskrnl.exe" ? "nt" : m.name.slice(0, m.name.indexOf("."));
+    assert.match(lm.text, new RegExp(`^${addr(m.base)} \\S+\\s+${stem}\\s+\\(pdb symbols\\)`, "m"), lm.text);
+  }
+
+  // Threads: Cid and owning process.
+  for (const p of L.processes) {
+    for (const t of p.threads) {
+      const th = await run(client, `!thread ${hex(t.ethread)}`);
+      assert.ok(th.text.includes(`THREAD ${hex(t.ethread, 16)}  Cid ${hex(p.pid, 4)}.${hex(t.tid, 4)}`), th.text);
+      assert.ok(th.text.includes(`Owning Process            ${hex(p.eprocess, 16)}       Image:         ${p.name}`), th.text);
+    }
+  }
+
+  // !vtop and !pte against QEMU's gva2gpa on each page size; the not-present PTEs by name.
+  for (const kind of ["4k", "2m", "1g", "paged_valid"]) {
+    const va = L.pages[kind].va;
+    const gpa = translations[va];
+    assert.notEqual(gpa, null, `gva2gpa ${va}`);
+    const vtop = await run(client, `!vtop 0 ${hex(va)}`);
+    assert.ok(vtop.text.includes(`translates to physical address ${gpa.toString(16)}.`), `${backend} ${kind}:\n${vtop.text}`);
+    const pte = await run(client, `!pte ${hex(va)}`);
+    assert.match(pte.text, new RegExp(`pfn ${(gpa >> 12n).toString(16)}\\b`), `${backend} ${kind}:\n${pte.text}`);
+  }
+  const transition = await run(client, `!pte ${hex(L.pages.transition.va)}`);
+  assert.ok(transition.text.includes(`Transition: ${(big(L.pages.transition.pa) >> 12n).toString(16)}`), transition.text);
+  const paged = await run(client, `!pte ${hex(L.pages.paged_out.va)}`);
+  assert.match(paged.text, /PageFile: /, paged.text);
+  const version = await run(client, "vertarget");
+  assert.ok(version.text.includes("Kernel base = 0x" + addr(L.kernel_base)), version.text);
+}
+
+before(() => {
+  assert.ok(TOOLHOST && PLUGINS && GUEST, "TOOLHOST, PLUGINS_DIR and WINGUEST_DIR must be set");
+});
+
+after(async () => {
+  for (const c of clients) await c.close().catch(() => {});
+  for (const g of guests) {
+    try {
+      process.kill(-g.child.pid, "SIGTERM");
+    } catch {}
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("gdb, memory and a .dump /f of the guest: processes, scope, modules, threads, !pte/!vtop, bp and k", async () => {
+  const g = await boot("plain");
+  const L = g.layout;
+  const translations = await gva2gpa(
+    g.qmp,
+    ["4k", "2m", "1g", "paged_valid"].map((k) => L.pages[k].va),
+  );
+  const client = await connect();
+
+  // gdb: QEMU's gdbstub.
+  const opened = await client.callTool({ name: "open", arguments: { backend: "gdb", connect: g.gdb } });
+  assert.notEqual(opened.isError, true, text(opened));
+  await inspect(client, g, "gdb", translations);
+
+  // Each processor's current thread.
+  const cpus = await run(client, "~");
+  assert.ok(cpus.text.includes(`.0  Processor 0  Thread ${addr(L.current_thread)}`), cpus.text);
+
+  // bp nt!NtCreateFile through the PDB, the stop in the trailer, and k through .pdata.
+  const bp = await run(client, "bp nt!NtCreateFile");
+  assert.equal(bp.error, false, bp.text);
+  const hit = await run(client, "g");
+  assert.match(trailer(hit.text), /^\[target halted @ 0 \S+ nt!NtCreateFile \| process System \(4\)\]/, hit.text);
+  const k = await run(client, "k", "json");
+  const chain = L.call_chain.slice(0, L.call_chain.indexOf("NtCreateFile") + 1).reverse();
+  const frames = k.json.result.frames;
+  assert.deepEqual(
+    frames.map((f) => f.symbol.replace(/\+0x[0-9a-f]+$/, "")),
+    chain.map((f) => "nt!" + f),
+    k.text,
+  );
+  assert.equal(frames[frames.length - 1].return_address, "0x0");
+  assert.ok(frames.slice(1).every((f) => f.unwind === "pdata"), k.text);
+  const kb = await run(client, "kb");
+  assert.match(kb.text, /^Child-SP {10}RetAddr {15}: Args to Child/, kb.text);
+
+  // Every instruction of the loop: k stays the known chain through prologs and epilogs.
+  await run(client, "bc *");
+  const known = new Set(L.call_chain.map((f) => "nt!" + f));
+  for (let i = 0; i < 40; i++) {
+    await run(client, "t");
+    const step = await run(client, "k", "json");
+    const names = step.json.result.frames.map((f) => f.symbol.replace(/\+0x[0-9a-f]+$/, ""));
+    assert.equal(names[names.length - 1], "nt!KiStartSystemThread", step.text);
+    assert.ok(names.every((n) => known.has(n)), step.text);
+  }
+
+  await client.callTool({ name: "close", arguments: {} });
+
+  // memory: the VM's RAM, read while it runs; then a full dump of it for the dump backend (the
+  // guest's structures do not change once it is ready).
+  const memory = await client.callTool({ name: "open", arguments: { backend: "memory", connect: `pid=${g.pid},qmp=${g.qmp}` } });
+  assert.notEqual(memory.isError, true, text(memory));
+  await inspect(client, g, "memory", translations);
+  const file = join(dir, "winguest.dmp");
+  const dump = await run(client, `.dump /f ${file}`);
+  assert.equal(dump.error, false, dump.text);
+  await client.callTool({ name: "close", arguments: {} });
+
+  // dump: the .dump /f file.
+  const dumped = await client.callTool({ name: "open", arguments: { backend: "dump", connect: file } });
+  assert.notEqual(dumped.isError, true, text(dumped));
+  await inspect(client, g, "dump", translations);
+  await client.callTool({ name: "close", arguments: {} });
+});
+
+test("the encoded-KDBG guest: the KDBG is decoded with the keys in its memory", async () => {
+  const g = await boot("encoded", ["-append", "kdbg=encoded"]);
+  assert.equal(g.layout.kdbg.encoded, true);
+  const client = await connect();
+  const opened = await client.callTool({ name: "open", arguments: { backend: "gdb", connect: g.gdb } });
+  assert.notEqual(opened.isError, true, text(opened));
+  const version = await run(client, "vertarget", "json");
+  assert.ok(version.text.includes(`KDBG at ${addr(g.layout.kdbg.address)} (encoded; decoded with KiWaitNever`), version.text);
+  assert.equal(version.json.result.kdbg_encoded, true);
+  const all = await run(client, "!process 0 0");
+  assert.equal((all.text.match(/^PROCESS /gm) || []).length, g.layout.processes.length, all.text);
+  await client.callTool({ name: "close", arguments: {} });
+});
