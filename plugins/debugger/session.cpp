@@ -486,9 +486,9 @@ absl::StatusOr<bool> session::accept_stop(const toolhost_dt_stop_t& stop) {
     if (hit != nullptr) break;
   }
   if (hit != nullptr) {
-    ++hit->hits;
-    bool stops = true;
-    if (!hit->condition.empty()) {
+    bool stops = in_breakpoint_scope(*hit);
+    ++(stops ? hit->hits : hit->foreign_hits);
+    if (stops && !hit->condition.empty()) {
       auto v = eval(hit->condition);
       if (!v.ok()) {
         banner = "Breakpoint " + std::to_string(hit->id) + " condition failed to evaluate (" +
@@ -538,6 +538,16 @@ absl::StatusOr<bool> session::accept_stop(const toolhost_dt_stop_t& stop) {
   clear_temporaries();
   last_stop_ = stop;
   render_stop(stop, banner);
+  return true;
+}
+
+bool session::in_breakpoint_scope(const breakpoint& b) {
+  if (b.process == 0 && b.thread == 0) return true;
+  if (b.thread != 0 && current_ethread() != b.thread) return false;
+  if (b.process != 0) {
+    const auto p = current_process();
+    if (!p || p->eprocess != b.process) return false;
+  }
   return true;
 }
 

@@ -104,9 +104,9 @@ symbol_path = ${JSON.stringify(GUEST)}
 }
 
 const text = (r) => r.content.map((c) => c.text).join("");
-async function run(client, line, format = "text") {
+async function run(client, line, format = "text", timeout_ms = 20000) {
   if (process.env.VERBOSE) console.error(new Date().toISOString(), line);
-  const r = await client.callTool({ name: "command", arguments: { line, timeout_ms: 20000, format } }, undefined, {
+  const r = await client.callTool({ name: "command", arguments: { line, timeout_ms, format } }, undefined, {
     timeout: 120000,
   });
   return { text: text(r), error: r.isError === true, json: r.structuredContent };
@@ -152,6 +152,9 @@ async function inspect(client, g, backend, translations) {
     seen.add(page_bytes(p.user_page));
     const dt = await run(client, `dt nt!_EPROCESS ${hex(p.eprocess)} ImageFileName`);
     assert.ok(dt.text.includes(`"${p.name}"`), dt.text);
+    // Its user modules, from its PEB's loader list.
+    const lm = await run(client, "lm");
+    for (const m of [p.name, "ntdll.dll"]) assert.match(lm.text, new RegExp(`\\s${m.slice(0, m.indexOf("."))}\\s`), lm.text);
   }
   assert.equal(seen.size, L.processes.filter((p) => p.user_page).length, "each process's page differs");
   const reset = await run(client, ".process 0");
@@ -241,6 +244,34 @@ test("gdb, memory and a .dump /f of the guest: processes, scope, modules, thread
   assert.ok(frames.slice(1).every((f) => f.unwind === "pdata"), k.text);
   const kb = await run(client, "kb");
   assert.match(kb.text, /^Child-SP {10}RetAddr {15}: Args to Child/, kb.text);
+
+  // bp /p: the loop runs in System only, so a breakpoint for smss.exe never stops; its hits are
+  // resumed at once, between calls too (the guest is never left frozen). bp /t the same.
+  await run(client, "bc *");
+  const smss = L.processes.find((p) => p.name === "smss.exe");
+  const system = L.processes.find((p) => Number(big(p.pid)) === 4);
+  await run(client, `bp /p ${hex(smss.eprocess)} nt!NtCreateFile`);
+  const away = await run(client, "g", "text", 1500);
+  assert.match(away.text, /\[target running\]$/, away.text);
+  const hits = async () => (await run(client, "bl", "json")).json.result.breakpoints[0];
+  await sleep(500);
+  const first = await hits();
+  await sleep(1000);
+  const later = await hits();
+  assert.equal(later.hits, 0);
+  assert.ok(first.foreign_hits > 0 && later.foreign_hits > first.foreign_hits, JSON.stringify([first, later]));
+  await run(client, "break");
+  await run(client, `bp /p ${hex(system.eprocess)} nt!NtCreateFile`);
+  const ours = await run(client, "g");
+  assert.match(trailer(ours.text), / nt!NtCreateFile \| process System \(4\)\]/, ours.text);
+  await run(client, "bc *");
+  await run(client, `bp /t ${hex(system.threads[1].ethread)} nt!NtCreateFile`);
+  const other = await run(client, "g", "text", 1000);
+  assert.match(other.text, /\[target running\]$/, other.text);
+  await run(client, "break");
+  await run(client, "bc *");
+  await run(client, `bp /t ${hex(L.current_thread)} nt!NtCreateFile`);
+  assert.match(trailer((await run(client, "g")).text), / nt!NtCreateFile \|/);
 
   // Every instruction of the loop: k stays the known chain through prologs and epilogs.
   await run(client, "bc *");
