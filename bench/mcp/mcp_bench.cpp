@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -262,6 +263,69 @@ std::pair<stdio_numbers, stdio_numbers> bench_stdio(const std::vector<std::strin
   stdio_numbers n_ours = measure_stdio(ours, init_ours, calls);
   stdio_numbers n_theirs = measure_stdio(theirs, init_theirs, calls);
   return {n_ours, n_theirs};
+}
+
+// ---- Isolation: the same echo in a process of its own ---------------------------------------
+
+// Resident memory now (VmRSS) of `pid`'s child processes, in KiB: the isolated plugins'.
+long children_rss_kb(pid_t pid) {
+  long total = 0;
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(tasks)) {
+    std::ifstream children(task.path() / "children");
+    for (long child = 0; children >> child;) {
+      std::ifstream status("/proc/" + std::to_string(child) + "/status");
+      for (std::string line; std::getline(status, line);) {
+        if (line.rfind("VmRSS:", 0) == 0) total += std::strtol(line.c_str() + 6, nullptr, 10);
+      }
+    }
+  }
+  return total;
+}
+
+struct isolation_numbers {
+  double first_call_ms = 0;  // spawn to the first tools/call answer (plugins started), median
+  double p50_us = 0, p99_us = 0;
+  long child_rss_kb = 0;
+};
+
+// Spawn to the first echo answer: initialize does not wait for plugins, the first call does.
+double first_call_ms(const std::vector<std::string>& argv) {
+  const auto t0 = clock_type::now();
+  double init = 0;
+  stdio_server s = cold_start(argv, &init);
+  write_line(s.p.to_child, kInitialized);
+  echo_calls(s, 1, nullptr);
+  const double ms = ms_since(t0);
+  terminate(s.p);
+  return ms;
+}
+
+// In-process and isolated echo, cold starts alternating, then each alone for `calls` calls.
+std::pair<isolation_numbers, isolation_numbers> bench_isolation(const std::vector<std::string>& in_process,
+                                                                const std::vector<std::string>& isolated, int starts,
+                                                                int calls) {
+  std::vector<double> first[2];
+  for (int s = 0; s < starts; ++s) {
+    first[0].push_back(first_call_ms(in_process));
+    first[1].push_back(first_call_ms(isolated));
+  }
+  isolation_numbers out[2];
+  for (int i = 0; i < 2; ++i) {
+    double init = 0;
+    stdio_server server = cold_start(i == 0 ? in_process : isolated, &init);
+    write_line(server.p.to_child, kInitialized);
+    echo_calls(server, std::min(200, calls / 10), nullptr);
+    std::vector<double> lat;
+    echo_calls(server, calls, &lat);
+    std::sort(first[i].begin(), first[i].end());
+    out[i].first_call_ms = first[i][first[i].size() / 2];
+    out[i].p50_us = percentile(lat, 50);
+    out[i].p99_us = percentile(lat, 99);
+    out[i].child_rss_kb = children_rss_kb(server.p.pid);
+    terminate(server.p);
+  }
+  return {out[0], out[1]};
 }
 
 // ---- HTTP ---------------------------------------------------------------------------------
@@ -514,6 +578,11 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "mcp_bench: stdio, the line-echo floor ...\n");
   const stdio_numbers s_floor = measure_stdio({opt["--floor"]}, {}, calls);
 
+  std::fprintf(stderr, "mcp_bench: stdio, in-process and isolated echo ...\n");
+  auto isolated = ours;
+  isolated[4] = "echo-isolated";
+  const auto [i_in, i_iso] = bench_isolation(ours, isolated, starts, calls);
+
   std::fprintf(stderr, "mcp_bench: HTTP, toolhost ...\n");
   int port = free_port();
   auto ours_http = ours;
@@ -559,5 +628,21 @@ int main(int argc, char** argv) {
   std::printf("%-42s %14s %14s %8.1fx   -\n", "tools/call latency p99 (stdio)", fmt("%.1f us", s_ours.p99_us).c_str(),
               fmt("%.1f us", s_floor.p99_us).c_str(), s_ours.p99_us / s_floor.p99_us);
   std::printf("ratio here: toolhost/floor (how much above the least a stdio server can cost)\n");
+
+  // Isolation: the echo plugin in a child process (isolation = "process") against in process.
+  const double added_us = i_iso.p50_us - i_in.p50_us;
+  const double added_ms = i_iso.first_call_ms - i_in.first_call_ms;
+  std::printf("\n%-42s %14s %14s %9s   %s\n", "isolation (same run, stdio)", "isolated", "in process", "ratio", "goal");
+  std::printf("%-42s %14s %14s %8.2fx   added %.1f us < 25 us %s\n", "tools/call latency p50",
+              fmt("%.1f us", i_iso.p50_us).c_str(), fmt("%.1f us", i_in.p50_us).c_str(), i_iso.p50_us / i_in.p50_us,
+              added_us, added_us < 25 ? "met" : "MISSED");
+  std::printf("%-42s %14s %14s %8.2fx   -\n", "tools/call latency p99", fmt("%.1f us", i_iso.p99_us).c_str(),
+              fmt("%.1f us", i_in.p99_us).c_str(), i_iso.p99_us / i_in.p99_us);
+  std::printf("%-42s %14s %14s %8.2fx   added %.1f ms < 5 ms %s\n", "spawn to first tools/call answer (median)",
+              fmt("%.1f ms", i_iso.first_call_ms).c_str(), fmt("%.1f ms", i_in.first_call_ms).c_str(),
+              i_iso.first_call_ms / i_in.first_call_ms, added_ms, added_ms < 5 ? "met" : "MISSED");
+  std::printf("%-42s %14s %14s %9s   -\n", "memory per isolated plugin (child RSS)",
+              fmt("%.1f MiB", i_iso.child_rss_kb / 1024.0).c_str(), "-", "-");
+  std::printf("ratio here: isolated/in process (the cost of running the plugin in a child process)\n");
   return 0;
 }

@@ -56,6 +56,20 @@ int check_config(const cli::options& o) {
         ++problems;
       }
     }
+    // Isolated plugins start in their processes; what did not start is known by id.
+    for (const auto& g : srv.groups()) {
+      for (const auto& id : g->plugins()) {
+        ++plugin_count;
+        for (const auto& f : srv.failed_plugins()) {
+          if (f.id != id) continue;
+          out << (f.message.rfind(s.source.substr(0, s.source.find(':')), 0) == 0
+                      ? ""
+                      : s.source + ": server '" + s.name + "': ")
+              << f.message << "\n";
+          ++problems;
+        }
+      }
+    }
     for (const auto& p : srv.config_problems()) report(p);
     for (const auto& k : srv.registry().kinds()) all.ids.push_back(k.id);
     for (auto& id : srv.plugins_not_started()) all.not_started.push_back(id);

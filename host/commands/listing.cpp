@@ -13,6 +13,7 @@
 #include "host/commands/commands.hpp"
 #include "host/commands/setup.hpp"
 #include "host/mcp/server.hpp"
+#include "host/plugins/isolation/placement.hpp"
 #include "host/plugins/loader.hpp"
 #include "host/transport/stdio.hpp"
 
@@ -136,6 +137,26 @@ int plugins(const cli::options& o) {
         cat("plugin '", id, "' of server '", chosen->name, "' is not in ", absl::StrJoin(cfg->plugin_dirs, ", ")));
   }
 
+  // Where each plugin runs, and how often its process died during this listing.
+  auto isolation_of = [&](const std::string& id) {
+    const auto where = plugins::isolation::place(shown, id);
+    uint32_t crashes = 0;
+    for (const auto& g : srv.groups()) {
+      if (std::find(g->plugins().begin(), g->plugins().end(), id) != g->plugins().end())
+        crashes = g->process().crashes();
+    }
+    return std::make_tuple(where, crashes);
+  };
+  auto transports_of = [&](const std::string& id) {
+    auto names = owned(id, srv.registry().transports(), [](const auto& t) { return t.kind + ":" + t.name; });
+    for (const auto& g : srv.groups()) {
+      for (auto& t : owned(id, g->transports(), [](const auto& t) { return t.kind + ":" + t.name; })) {
+        names.push_back(std::move(t));
+      }
+    }
+    return names;
+  };
+
   std::string text;
   if (o.json) {
     rapidjson::StringBuffer buffer;
@@ -177,8 +198,16 @@ int plugins(const cli::options& o) {
         w.EndObject();
       }
       w.EndArray();
-      write_strings(w, "transports",
-                    owned(lib->id, srv.registry().transports(), [](const auto& t) { return t.kind + ":" + t.name; }));
+      write_strings(w, "transports", transports_of(lib->id));
+      const auto [where, crashes] = isolation_of(lib->id);
+      w.Key("isolation");
+      w.String(std::string(config::to_string(where.isolation)).c_str());
+      if (where.isolation == config::isolation::process) {
+        w.Key("group");
+        w.String(where.group.c_str());
+        w.Key("crashes");
+        w.Uint(crashes);
+      }
       w.EndObject();
     }
     w.EndArray();
@@ -186,7 +215,7 @@ int plugins(const cli::options& o) {
     w.EndObject();
     text = std::string(buffer.GetString(), buffer.GetSize()) + "\n";
   } else {
-    table plugins_table({"PLUGIN", "VERSION", "ABI", "STATUS", "TOOLS", "TRANSPORTS"});
+    table plugins_table({"PLUGIN", "VERSION", "ABI", "STATUS", "ISOLATION", "TOOLS", "TRANSPORTS"});
     table kinds_table({"PERMISSION KIND", "DEFAULT", "PLUGIN", "LABEL"});
     for (const auto* lib : libs) {
       const auto tools = owned(lib->id, srv.registry().tools(), [](const auto& t) { return t.name; });
@@ -195,12 +224,17 @@ int plugins(const cli::options& o) {
       std::string tool_cell = tools.empty() ? "-" : cat(tools.size());
       if (dynamic)
         tool_cell = tools.empty() ? "dynamic" : tool_cell + " + dynamic";  // a provider lists more at run time
-      const auto transports =
-          owned(lib->id, srv.registry().transports(), [](const auto& t) { return t.kind + ":" + t.name; });
+      const auto transports = transports_of(lib->id);
+      const auto [where, crashes] = isolation_of(lib->id);
+      std::string isolation_cell(config::to_string(where.isolation));
+      if (where.isolation == config::isolation::process && where.group != lib->id) {
+        append(isolation_cell, " (group ", where.group, ")");
+      }
+      if (crashes > 0) append(isolation_cell, ", ", crashes, crashes == 1 ? " crash" : " crashes");
       plugins_table.add({lib->id.empty() ? std::filesystem::path(lib->path).filename().string() : lib->id,
                          lib->version.empty() ? "-" : lib->version,
                          lib->entry != nullptr ? cat(lib->abi_major, ".", lib->abi_minor) : "-",
-                         std::string(plugins::to_string(lib->status)), tool_cell,
+                         std::string(plugins::to_string(lib->status)), isolation_cell, tool_cell,
                          transports.empty() ? "-" : absl::StrJoin(transports, ", ")});
       for (const auto& k : srv.registry().kinds()) {
         if (k.owner == lib->id) {

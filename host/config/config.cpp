@@ -126,6 +126,25 @@ class table_reader {
     return s;
   }
 
+  absl::Status isolation(std::string_view key, std::optional<enum isolation>& out) const {
+    const toml::node* n = table_.get(key);
+    if (n == nullptr) return absl::OkStatus();
+    const std::optional<std::string> v = n->value<std::string>();
+    if (!n->is_string() || (*v != "process" && *v != "none")) {
+      return problem(file_, *n, full(key),
+                     "expected \"process\" (a child process of its own) or \"none\" (in toolhost)");
+    }
+    out = *v == "process" ? isolation::process : isolation::none;
+    return absl::OkStatus();
+  }
+
+  absl::Status megabytes(std::string_view key, uint32_t& out) const {
+    size_t v = out;
+    absl::Status s = size(key, v, 16, 1 << 20);  // 16 MiB to 1 TiB
+    out = static_cast<uint32_t>(v);
+    return s;
+  }
+
   const toml::table* table(std::string_view key, absl::Status& status) const {
     const toml::node* n = table_.get(key);
     if (n == nullptr) return nullptr;
@@ -190,13 +209,44 @@ absl::Status read_server(const std::string& file, std::string_view name, const t
   out.source = where(file, node.source());
   table_reader r(file, *t, prefix);
   absl::Status s = r.check_keys({"description", "enabled", "plugins", "review_edits", "call_timeout_ms", "privacy",
-                                 "permissions", "settings", "tools"});
+                                 "permissions", "settings", "tools", "isolation", "memory_limit_mb", "plugin_options"});
   if (s.ok()) s = r.string("description", out.description);
   if (s.ok()) s = r.boolean("enabled", out.enabled);
   if (s.ok()) s = r.strings("plugins", out.plugins);
   if (s.ok()) s = r.boolean("review_edits", out.review_edits);
   if (s.ok()) s = r.milliseconds("call_timeout_ms", out.call_timeout_ms);
   if (s.ok()) s = r.permissions("permissions", out.permissions);
+  if (s.ok()) s = r.isolation("isolation", out.isolation);
+  if (s.ok()) s = r.megabytes("memory_limit_mb", out.memory_limit_mb);
+  if (!s.ok()) return s;
+  if (const toml::table* plugins = r.table("plugin_options", s)) {
+    for (auto&& [plugin, value] : *plugins) {
+      const std::string plugin_prefix = cat(prefix, ".plugin_options.", plugin.str());
+      const toml::table* pt = value.as_table();
+      if (pt == nullptr) return problem(file, value, plugin_prefix, "expected a table of how this plugin runs");
+      if (std::find(out.plugins.begin(), out.plugins.end(), plugin.str()) == out.plugins.end()) {
+        return problem(file, value, plugin_prefix,
+                       cat("names plugin '", plugin.str(), "', which ", prefix, ".plugins does not list"));
+      }
+      table_reader pr(file, *pt, plugin_prefix);
+      plugin_run_options po;
+      po.source = where(file, plugin.source());
+      s = pr.check_keys({"isolation", "group", "memory_limit_mb"});
+      if (s.ok()) s = pr.isolation("isolation", po.isolation);
+      if (s.ok()) s = pr.string("group", po.group);
+      if (s.ok()) s = pr.megabytes("memory_limit_mb", po.memory_limit_mb);
+      if (!s.ok()) return s;
+      if (!po.group.empty() && !valid_id(po.group)) {
+        return problem(file, *pt->get("group"), plugin_prefix + ".group",
+                       "group names use letters, digits, '_', '-' and '.' only");
+      }
+      if (!po.group.empty() && po.isolation == isolation::none) {
+        return problem(file, *pt->get("group"), plugin_prefix + ".group",
+                       "a group is a shared process, so it needs isolation = \"process\" (this table says \"none\")");
+      }
+      out.plugin_options[std::string(plugin.str())] = std::move(po);
+    }
+  }
   if (!s.ok()) return s;
   if (const toml::table* tools = r.table("tools", s)) {
     for (auto&& [tool, value] : *tools) {
@@ -241,6 +291,8 @@ absl::Status read_server(const std::string& file, std::string_view name, const t
 }
 
 }  // namespace
+
+std::string_view to_string(isolation i) { return i == isolation::process ? "process" : "none"; }
 
 std::string_view to_string(permission p) {
   switch (p) {

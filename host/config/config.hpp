@@ -33,6 +33,19 @@ struct tool_settings {
   std::string source;            // "file:line:column" of its table
 };
 
+// Where a plugin's code runs: in the toolhost process, or in a child process of its own
+// (host/plugins/isolation/DESIGN.md).
+enum class isolation { none, process };
+std::string_view to_string(isolation i);
+
+// [servers.NAME.plugin_options.ID]: how one plugin of a server runs.
+struct plugin_run_options {
+  std::optional<enum isolation> isolation;  // unset: the server's, else the default
+  std::string group;                        // isolated plugins with the same group share one process
+  uint32_t memory_limit_mb = 0;             // 0: the server's
+  std::string source;                       // "file:line:column" of its table
+};
+
 struct privacy {
   bool hide_home_in_paths = false;     // replace the home folder with ~ in every answer
   bool ask_before_whole_file = false;  // ask before a tool sends a whole file
@@ -63,6 +76,9 @@ struct server {
   uint32_t call_timeout_ms = 0;
   std::map<std::string, tool_settings, std::less<>> tools;  // by tool name
   std::string source;                                       // "file:line:column" of its table
+  std::optional<enum isolation> isolation;                  // unset: each plugin's default
+  uint32_t memory_limit_mb = 0;                             // of each isolated plugin's process; 0: the default
+  std::map<std::string, plugin_run_options, std::less<>> plugin_options;  // by plugin id
 
   // The time limit of one call of `tool`, in milliseconds; 0 for none.
   uint32_t call_timeout_for(std::string_view tool) const;

@@ -12,6 +12,7 @@
 #include "host/log.hpp"
 #include "host/mcp/jsonrpc.hpp"
 #include "host/mcp/session.hpp"
+#include "host/plugins/isolation/placement.hpp"
 #include "host/policy/privacy.hpp"
 #include "host/suggest.hpp"
 
@@ -61,7 +62,15 @@ void server::load() {
     std::lock_guard lock(ready_mutex_);
     failed_.push_back({id, std::move(message)});
   };
+  std::set<std::string, std::less<>> started_groups;
   for (const std::string& id : settings_.plugins) {
+    const plugins::isolation::placement where = plugins::isolation::place(settings_, id);
+    if (where.isolation == config::isolation::process) {
+      // Never opened here: its code runs only in its child, so even a constructor that crashes
+      // cannot reach the server.
+      if (started_groups.insert(where.group).second) start_group(where.group, where.memory_limit_mb);
+      continue;
+    }
     plugins::library* lib = loader_.find(id);
     if (lib == nullptr) {
       const std::string message =
@@ -92,12 +101,87 @@ void server::load() {
     }
     instances_.push_back(std::move(inst));
   }
+  check_transports();
   check_config();
   {
     std::lock_guard lock(ready_mutex_);
     ready_ = true;
   }
   ready_cv_.notify_all();
+}
+
+void server::start_group(const std::string& group_name, uint32_t memory_limit_mb) {
+  plugins::isolation::start_plan plan;
+  plan.server = settings_.name;
+  plan.config_dir = global_.dir;
+  plan.dirs = loader_.dirs();
+  plan.listing = settings_.listing;
+  plan.checking = settings_.checking;
+  plan.memory_limit_mb = memory_limit_mb;
+  for (const std::string& id : settings_.plugins) {
+    const auto where = plugins::isolation::place(settings_, id);
+    if (where.isolation != config::isolation::process || where.group != group_name) continue;
+    plugins::isolation::start_plan::plugin p;
+    p.id = id;
+    auto settings = settings_.settings.find(id);
+    p.settings = settings != settings_.settings.end() ? settings->second : "{}";
+    if (auto o = settings_.settings_origins.find(id); o != settings_.settings_origins.end()) p.origin = o->second;
+    if (p.origin.table.empty()) p.origin.table = settings_.source;
+    plan.plugins.push_back(std::move(p));
+  }
+  auto g = std::make_unique<plugins::isolation::group>(group_name, plan, *this);
+  for (const auto& o : g->start(registry_)) {
+    if (o.started) continue;
+    const std::string message =
+        o.message.empty() ? cat("server '", name(), "': plugin '", o.id, "' did not start") : o.message;
+    ::toolhost::log::warning("server", message);
+    std::lock_guard lock(ready_mutex_);
+    failed_.push_back({o.id, message});
+  }
+  groups_.push_back(std::move(g));
+}
+
+void server::check_transports() {
+  // Each place plugins run: "in process", or an isolated group; with what it registered.
+  struct place {
+    std::string name;
+    std::vector<std::string> plugins;
+    std::vector<std::string> transports;
+  };
+  std::vector<place> places;
+  const std::vector<std::string> not_started = plugins_not_started();
+  auto started = [&](const std::string& id) {
+    return std::find(not_started.begin(), not_started.end(), id) == not_started.end();
+  };
+  place in_process{"in toolhost's own process", {}, {}};
+  for (const auto& inst : instances_) {
+    if (inst->active()) in_process.plugins.push_back(inst->lib().id);
+  }
+  for (const auto& t : registry_.transports())
+    in_process.transports.push_back(cat(t.kind, " ", t.name, " of ", t.owner));
+  if (!in_process.plugins.empty()) places.push_back(std::move(in_process));
+  for (const auto& g : groups_) {
+    place p{cat("in the process of group '", g->name(), "'"), {}, {}};
+    for (const auto& id : g->plugins()) {
+      if (started(id)) p.plugins.push_back(id);
+    }
+    for (const auto& t : g->transports()) p.transports.push_back(cat(t.kind, " ", t.name, " of ", t.owner));
+    if (!p.plugins.empty()) places.push_back(std::move(p));
+  }
+  if (places.size() < 2) return;
+  for (const auto& p : places) {
+    if (p.transports.empty()) continue;
+    std::vector<std::string> elsewhere;
+    for (const auto& q : places) {
+      if (&q != &p) elsewhere.push_back(cat(absl::StrJoin(q.plugins, ", "), " (", q.name, ")"));
+    }
+    transport_error_ = cat(settings_.source, ": server '", name(), "': ", absl::StrJoin(p.plugins, ", "), " ", p.name,
+                           " register transports (", absl::StrJoin(p.transports, ", "),
+                           "), which plugins in another process cannot ", "reach, but ", absl::StrJoin(elsewhere, "; "),
+                           " run apart from them; put them all in one group (group = ", "\"NAME\" in each [servers.",
+                           name(), ".plugin_options.ID] table) or give them all isolation = \"none\"");
+    return;
+  }
 }
 
 std::vector<std::string> server::plugins_not_started() const {
@@ -136,6 +220,7 @@ void server::check_config() {
     }
     problems.push_back(std::move(p));
   }
+  if (!transport_error_.empty()) problems.push_back({settings_.source, transport_error_, true});
   for (const auto& p : problems) {
     if (p.error && config_error_.empty()) config_error_ = p.message;
   }
@@ -156,6 +241,7 @@ void server::shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
   wait_ready();
+  for (auto it = groups_.rbegin(); it != groups_.rend(); ++it) (*it)->stop();
   for (auto it = instances_.rbegin(); it != instances_.rend(); ++it) (*it)->deinit();
 }
 

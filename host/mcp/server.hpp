@@ -21,6 +21,7 @@
 #include "host/mcp/deadlines.hpp"
 #include "host/mcp/worker_pool.hpp"
 #include "host/plugins/instance.hpp"
+#include "host/plugins/isolation/group.hpp"
 #include "host/plugins/loader.hpp"
 #include "host/plugins/registry.hpp"
 #include "host/policy/permission_rows.hpp"
@@ -55,6 +56,8 @@ class server final : public plugins::host_events {
   // Which plugin serves each name, and the lists clients page through.
   mcp::catalog& catalog() { return catalog_; }
   const std::vector<std::unique_ptr<plugins::instance>>& instances() const { return instances_; }
+  // The isolated groups, each a child process with its plugins.
+  const std::vector<std::unique_ptr<plugins::isolation::group>>& groups() const { return groups_; }
   worker_pool& workers() { return workers_; }
   mcp::deadlines& deadlines() { return deadlines_; }
   const std::string& home() const { return home_; }
@@ -100,6 +103,11 @@ class server final : public plugins::host_events {
 
  private:
   void load();
+  // Starts the isolated group `name` with every plugin of the server placed in it.
+  void start_group(const std::string& group_name, uint32_t memory_limit_mb);
+  // Transports are function tables: refuses a server whose plugins that register them run apart
+  // from its other plugins.
+  void check_transports();
   void check_config();
   void wait_for_late_instructions() const;
   template <class F>
@@ -110,6 +118,8 @@ class server final : public plugins::host_events {
   plugins::loader& loader_;
   plugins::registry registry_;
   std::vector<std::unique_ptr<plugins::instance>> instances_;
+  std::vector<std::unique_ptr<plugins::isolation::group>> groups_;
+  std::string transport_error_;        // set by check_transports
   std::vector<failed_plugin> failed_;  // guarded by ready_mutex_
   std::string home_;
   std::vector<policy::row_problem> config_problems_;

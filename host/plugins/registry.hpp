@@ -99,6 +99,8 @@ class registry {
   const std::vector<provider>& providers() const { return providers_; }
   // Every plugin's instructions, in registration order, separated by blank lines.
   std::string instructions() const;
+  // The same, by owner: (plugin id, text).
+  const std::vector<std::pair<std::string, std::string>>& instruction_items() const { return instructions_; }
   const std::string& server_name() const { return server_name_; }
 
   const tool* find_tool(std::string_view name) const;

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <vector>
 
+#include "toolhost/kd/open_options.h"
 #include "toolhost/kd/read_cache.h"
 
 namespace {
@@ -76,4 +77,14 @@ TEST_CASE("kd read cache: reads equal the target's, one request per run of missi
   const size_t after_clear = m.requests.size();
   REQUIRE(*cache.read(0x1238, a, m.fetch()) == 8);
   CHECK(m.requests.size() == after_clear + 1);
+}
+
+TEST_CASE("kd options: read_cache is true or false, and nothing else", "[kd][cache]") {
+  toolhost::kd::link_tuning link{std::chrono::milliseconds(250), 5};
+  toolhost::kd::target_options target;
+  CHECK(target.read_cache);
+  REQUIRE(toolhost::kd::read_open_options(R"({"read_cache":false})", "kd", link, target).ok());
+  CHECK_FALSE(target.read_cache);
+  const auto bad = toolhost::kd::read_open_options(R"({"read_cache":1})", "kd", link, target);
+  CHECK(std::string(bad.message()) == "The option \"read_cache\" must be true or false.");
 }

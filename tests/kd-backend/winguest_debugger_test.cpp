@@ -77,7 +77,7 @@ TEST_CASE("kd: the Windows kernel model on the Windows-shaped guest, over a loss
   launch.symbol_path = WINGUEST_DIR;
   debugger_tools tools(
       [](const std::string& name) { return name == "kd" ? &toolhost::kd_backend::kdcom_factory() : nullptr; }, launch);
-  auto doc = toolhost::sdk::parse_json(tools.open("kd", sim.socket_path(), R"({"ack_timeout_ms":150})").to_json());
+  auto doc = toolhost::sdk::parse_json(tools.open("kd", sim.socket_path(), "").to_json());
   REQUIRE(doc);
   INFO(toolhost::sdk::to_json(*doc));
 
@@ -150,6 +150,34 @@ TEST_CASE("kd: the Windows kernel model on the Windows-shaped guest, over a loss
       CHECK(th.text.find(absl::StrFormat("Owning Process            %016x       Image:         %s",
                                          number(p["eprocess"]), p["name"].GetString())) != std::string::npos);
     }
+  }
+  tools.close();
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST_CASE("kd: the encoded KDBG of the Windows-shaped guest is decoded", "[kd][windows]") {
+  const std::string dir = "/tmp/toolhost-kd-winguest-enc-" + std::to_string(::getpid());
+  REQUIRE(std::system((std::string(WINGUEST_DIR) + "/winguest-snapshot " + dir + " -- -append kdbg=encoded > /dev/null")
+                          .c_str()) == 0);
+  rapidjson::Document layout;
+  layout.Parse(read_text(dir + "/layout.json").c_str());
+  REQUIRE(layout.IsObject());
+  REQUIRE(layout["kdbg"]["encoded"].GetBool());
+
+  kdtest::sim_process sim({"--winguest", dir});
+  toolhost::debugger::launch_settings launch;
+  launch.symbol_path = WINGUEST_DIR;
+  debugger_tools tools(
+      [](const std::string& name) { return name == "kd" ? &toolhost::kd_backend::kdcom_factory() : nullptr; }, launch);
+  REQUIRE_FALSE(tools.open("kd", sim.socket_path(), "").is_error());
+  auto version = run(tools, "vertarget");
+  const uint64_t kdbg = number(layout["kdbg"]["address"]);
+  CHECK(version.text.find(absl::StrFormat("KDBG at %08x`%08x (encoded; decoded with KiWaitNever, KiWaitAlways and "
+                                          "KdpDataBlockEncoded)",
+                                          kdbg >> 32, kdbg & 0xffffffff)) != std::string::npos);
+  auto all = run(tools, "!process 0 0");
+  for (const auto& p : layout["processes"].GetArray()) {
+    CHECK(all.text.find(absl::StrFormat("PROCESS %016x", number(p["eprocess"]))) != std::string::npos);
   }
   tools.close();
   std::system(("rm -rf " + dir).c_str());

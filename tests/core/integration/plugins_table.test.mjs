@@ -11,13 +11,13 @@ const FIXTURE_DIR = process.env.FIXTURE_DIR;
 
 test("toolhost plugins prints one row per file and one sentence per problem", async () => {
   const { stdout } = await run(TOOLHOST, ["plugins", "--config", FIXTURES_CONFIG]);
-  assert.match(stdout, /^PLUGIN\s+VERSION\s+ABI\s+STATUS\s+TOOLS\s+TRANSPORTS\n/);
+  assert.match(stdout, /^PLUGIN\s+VERSION\s+ABI\s+STATUS\s+ISOLATION\s+TOOLS\s+TRANSPORTS\n/);
   // A table a terminal shows without wrapping; the long sentences come below it.
   const table = stdout.slice(0, stdout.indexOf("\n\n"));
   for (const line of table.split("\n")) assert.ok(line.length <= 120, `row too wide (${line.length}): ${line}`);
   const rows = Object.fromEntries(table.split("\n").slice(1).map((l) => [l.split(/\s+/)[0], l]));
-  assert.match(rows["example"], /^example\s+1\.0\.0\s+1\.0\s+loaded\s+1\s+-$/);
-  assert.match(rows["fixture-good"], /^fixture-good\s+0\.0\.1\s+1\.0\s+loaded\s+1\s+-$/);
+  assert.match(rows["example"], /^example\s+1\.0\.0\s+1\.0\s+loaded\s+none\s+1\s+-$/);
+  assert.match(rows["fixture-good"], /^fixture-good\s+0\.0\.1\s+1\.0\s+loaded\s+none\s+1\s+-$/);
   assert.match(rows["not-a-plugin.so"], /\snot a shared library\s/);
   assert.match(rows["fixture-no-entry.so"], /\sno entry symbol\s/);
   assert.match(rows["fixture-missing-symbol.so"], /\smissing symbol\s/);

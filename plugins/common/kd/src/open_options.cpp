@@ -40,6 +40,10 @@ absl::Status read_open_options(const char* options_json, std::string_view backen
       !option(*doc, "attach_wait_ms", 0, 60000, attach_wait, problem)) {
     return absl::InvalidArgumentError(problem);
   }
+  if (const rapidjson::Value* v = sdk::member(*doc, "read_cache")) {
+    if (!v->IsBool()) return absl::InvalidArgumentError("The option \"read_cache\" must be true or false.");
+    target.read_cache = v->GetBool();
+  }
   link.ack_timeout = std::chrono::milliseconds(ack);
   link.retries = static_cast<int>(retries);
   target.request_timeout = std::chrono::milliseconds(request);

@@ -482,6 +482,7 @@ absl::StatusOr<size_t> target::read_virtual(uint64_t a, std::span<uint8_t> b) {
   return read_memory(kApiReadVirtual, a, b);
 }
 absl::StatusOr<size_t> target::read_physical(uint64_t a, std::span<uint8_t> b) {
+  if (!options_.read_cache) return read_memory(kApiReadPhysical, a, b);
   if (auto s = require_halted("read memory"); !s.ok()) return s;
   std::lock_guard lock(cache_mutex_);
   const uint64_t epoch = memory_epoch_;

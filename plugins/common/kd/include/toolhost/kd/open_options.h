@@ -1,5 +1,5 @@
 // The tuning options every KD backend's open() accepts in options_json (kd over KDCOM, kdnet):
-// ack_timeout_ms, retries, request_timeout_ms, attach_wait_ms.
+// ack_timeout_ms, retries, request_timeout_ms, attach_wait_ms, read_cache.
 #pragma once
 
 #include <chrono>

@@ -38,6 +38,9 @@ struct target_options {
   // After a send during which the target asked for a RESEND, it may have counted our packet as
   // the ACK of a reply we never got (kddll does): a reply not here by then is sent for again.
   std::chrono::milliseconds dropped_reply_wait{600};
+  // Physical reads from a per-stop cache (read_cache.h). Off for memory that changes while the
+  // processors are halted (device memory a DMA engine writes).
+  bool read_cache = true;
 };
 
 struct stop_event {
