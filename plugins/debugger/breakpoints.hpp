@@ -23,6 +23,10 @@ struct breakpoint {
   std::string condition;   // stop only when this MASM expression is non-zero
   std::string expression;  // what the user typed for the address
   uint64_t hits = 0;
+  // bp /p <eprocess>, /t <ethread> (Windows kernels): stops only there; hits elsewhere are
+  // resumed at once, in the background too, and counted in `foreign_hits`.
+  uint64_t process = 0, thread = 0;
+  uint64_t foreign_hits = 0;
   // bu: the expression is evaluated again whenever the module list changes (a module loaded,
   // moved or went away); until it resolves the breakpoint is set nowhere.
   bool deferred = false;

@@ -113,9 +113,11 @@ const std::vector<command_spec>& command_table() {
        run_kind::any,
        &session::cmd_unassemble},
       {{"bp"},
-       "bp [/1] [/w \"cond\"] <address> [passes] [if <cond> | \"cond\"]",
+       "bp [/1] [/w \"cond\"] [/p <eprocess|pid>] [/t <ethread>] <address> [passes] [if <cond> | \"cond\"]",
        "set a software breakpoint",
-       "/1 deletes it when hit; passes stops at that hit; a condition stops only when it is non-zero.",
+       "/1 deletes it when hit; passes stops at that hit; a condition stops only when it is non-zero. On a Windows "
+       "kernel /p stops only in that process and /t only in that thread: hits elsewhere are resumed at once, also "
+       "between calls, so the target is never left frozen (bl's JSON counts them: foreign_hits).",
        run_kind::halted,
        &session::cmd_bp},
       {{"bu"},

@@ -29,13 +29,28 @@ absl::Status session::cmd_bp(const std::string& name, std::string_view args) {
   }
   breakpoint b;
   size_t pos = 0;
-  // Options: /1 (one shot), /w "condition".
+  // Options: /1 (one shot), /w "condition", /p <eprocess|pid>, /t <ethread>.
   for (;;) {
     skip_blanks(args, pos);
     if (pos >= args.size() || args[pos] != '/') break;
     const std::string option = take_word(args, pos);
     if (option == "/1") {
       b.one_shot = true;
+    } else if (option == "/p" || option == "/t") {
+      if (auto s = need_windows(name + " " + option); !s.ok()) return s;
+      const std::string what = take_word(args, pos);
+      if (what.empty()) return usage_error(name, option + " needs " + (option == "/p" ? "an EPROCESS" : "an ETHREAD"));
+      if (option == "/p") {
+        auto p = find_process(what);
+        if (!p.ok()) return usage_error(name, std::string(p.status().message()));
+        b.process = p->eprocess;
+      } else {
+        auto v = eval(what);
+        if (!v.ok()) return usage_error(name, std::string(v.status().message()));
+        auto t = windows_->thread_at(*v);
+        if (!t.ok()) return usage_error(name, std::string(t.status().message()));
+        b.thread = t->ethread;
+      }
     } else if (option == "/w") {
       auto q = take_quoted(args, pos);
       if (!q) return usage_error(name, "/w takes a quoted condition, e.g. /w \"rdi == 5\"");
@@ -160,6 +175,8 @@ absl::Status session::cmd_bl(const std::string& name, std::string_view args) {
     line += "  " + (sym.empty() ? b.expression : sym);
     if (b.one_shot) line += " /1";
     if (!b.condition.empty()) line += " if " + b.condition;
+    if (b.process != 0) line += " /p " + address_text(b.process);
+    if (b.thread != 0) line += " /t " + address_text(b.thread);
     out_ += line + "\n";
     if (list.size() > 1) list += ',';
     list += R"({"id":)" + std::to_string(b.id) + R"(,"enabled":)" + (b.enabled ? "true" : "false") + R"(,"type":")" +
@@ -168,7 +185,10 @@ absl::Status session::cmd_bl(const std::string& name, std::string_view args) {
             R"(,"passes_left":)" + std::to_string(b.passes_left) + R"(,"hits":)" + std::to_string(b.hits) +
             R"(,"condition":)" + (b.condition.empty() ? "null" : sdk::quote(b.condition)) + R"(,"one_shot":)" +
             (b.one_shot ? "true" : "false") + R"(,"deferred":)" + (b.deferred ? "true" : "false") + R"(,"resolved":)" +
-            (b.resolved ? "true" : "false") + R"(,"expression":)" + sdk::quote(b.expression) + "}";
+            (b.resolved ? "true" : "false") + R"(,"expression":)" + sdk::quote(b.expression) + R"(,"process":)" +
+            (b.process != 0 ? sdk::quote(hex(b.process)) : "null") + R"(,"thread":)" +
+            (b.thread != 0 ? sdk::quote(hex(b.thread)) : "null") + R"(,"foreign_hits":)" +
+            std::to_string(b.foreign_hits) + "}";
   }
   if (breakpoints_.empty()) out_ += "No breakpoints.\n";
   result_json_ = R"({"breakpoints":)" + list + "]}";

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <vector>
 
+#include <absl/strings/str_format.h>
+#include <toolhost/symbols/symbol_locator.hpp>
+
 namespace toolhost::debugger {
 
 namespace {
@@ -238,6 +241,39 @@ std::shared_ptr<const frame_unwinder> make_pe_unwinder(std::shared_ptr<const pe:
   auto functions = image->runtime_functions();
   if (!functions.ok() || functions->empty()) return nullptr;
   return std::make_shared<pe_unwinder>(std::move(image), base, std::move(*functions));
+}
+
+std::shared_ptr<const frame_unwinder> unwinder_from_image_file(const symbols::symbol_path& path,
+                                                               const std::string& file_name, const pe::image& loaded,
+                                                               uint64_t base, std::chrono::milliseconds timeout,
+                                                               std::function<bool()> cancelled, std::string& problem) {
+  const pe::headers& h = loaded.header();
+  if (path.empty() || file_name.empty()) {
+    problem = "its .pdata is not in memory and the symbol path is empty";
+    return nullptr;
+  }
+  std::shared_ptr<const pe::image> file;
+  symbols::file_request request;
+  request.name = file_name;
+  request.key = absl::StrFormat("%08X%x", h.timestamp, h.size_of_image);
+  request.timeout = timeout;
+  request.cancelled = std::move(cancelled);
+  request.verify = [&](const std::string& candidate) -> absl::Status {
+    auto image = pe::image::open_file(candidate);
+    if (!image.ok()) return image.status();
+    if (image->header().timestamp != h.timestamp || image->header().size_of_image != h.size_of_image) {
+      return absl::NotFoundError(candidate + " is another build (its TimeDateStamp or SizeOfImage differs)");
+    }
+    file = std::make_shared<const pe::image>(std::move(*image));
+    return absl::OkStatus();
+  };
+  auto result = symbols::locate(path, request);
+  if (!result.found || !file) {
+    problem = "its .pdata is not in memory and " + file_name + " (" + request.key + ") is not on the symbol path";
+    if (!result.notes.empty()) problem += ": " + result.notes.back();
+    return nullptr;
+  }
+  return make_pe_unwinder(std::move(file), base);
 }
 
 }  // namespace toolhost::debugger

@@ -263,8 +263,21 @@ module_symbols session::load_module_symbols(const module& m) {
     return out;
   }
   out.pe_image = *image;
-  out.unwinder = make_pe_unwinder(*image, m.base);
   out.facts = pe_facts(**image, m.path);
+  out.unwinder = make_pe_unwinder(*image, m.base);
+  if (!out.unwinder && (*image)->header().machine == pe::kMachineAmd64) {
+    if (auto functions = (*image)->runtime_functions(); !functions.ok() && pe::is_hole(functions.status())) {
+      std::string problem;
+      out.unwinder = unwinder_from_image_file(
+          sympath_, m.path.substr(m.path.find_last_of("\\/") + 1), **image, m.base, symbol_timeout_,
+          [this] { return cancelled_ != nullptr && *cancelled_ && (*cancelled_)(); }, problem);
+      if (out.unwinder) {
+        out.facts.push_back({"Unwind data", "from the image file on the symbol path (.pdata is paged out)"});
+      } else {
+        out.facts.push_back({"Unwind data", problem});
+      }
+    }
+  }
   // The PDB first; the exports stay as the fallback (and for names the PDB lacks).
   std::string pdb_problem;
   if (auto pdb = pdb_for(m, **image, pdb_problem)) out.sources.push_back(std::move(pdb));
@@ -486,9 +499,9 @@ absl::StatusOr<bool> session::accept_stop(const toolhost_dt_stop_t& stop) {
     if (hit != nullptr) break;
   }
   if (hit != nullptr) {
-    ++hit->hits;
-    bool stops = true;
-    if (!hit->condition.empty()) {
+    bool stops = in_breakpoint_scope(*hit);
+    ++(stops ? hit->hits : hit->foreign_hits);
+    if (stops && !hit->condition.empty()) {
       auto v = eval(hit->condition);
       if (!v.ok()) {
         banner = "Breakpoint " + std::to_string(hit->id) + " condition failed to evaluate (" +
@@ -538,6 +551,16 @@ absl::StatusOr<bool> session::accept_stop(const toolhost_dt_stop_t& stop) {
   clear_temporaries();
   last_stop_ = stop;
   render_stop(stop, banner);
+  return true;
+}
+
+bool session::in_breakpoint_scope(const breakpoint& b) {
+  if (b.process == 0 && b.thread == 0) return true;
+  if (b.thread != 0 && current_ethread() != b.thread) return false;
+  if (b.process != 0) {
+    const auto p = current_process();
+    if (!p || p->eprocess != b.process) return false;
+  }
   return true;
 }
 

@@ -261,7 +261,9 @@ class session final : public expression_context {
   // `~` on a Windows kernel: each processor's current thread beside the backend's vCPU list.
   void list_processors();
   std::string windows_trailer();
-  std::string scope_trailer() const;  // " | scope <name> (<pid>)" while a .process scope is set
+  std::string scope_trailer() const;
+  // bp /p, /t: whether the stopped vCPU runs in the breakpoint's process and thread.
+  bool in_breakpoint_scope(const breakpoint& b);  // " | scope <name> (<pid>)" while a .process scope is set
   // vertarget's lines for a Windows kernel, and its JSON in `json`.
   std::string windows_version_text(std::string& json);
   std::string windows_target_json();

@@ -1,6 +1,7 @@
 // Issue 19's acceptance on the Windows-shaped QEMU test guest (tests/guest/windows), through
 // toolhost over MCP stdio with the official TypeScript SDK client, over the gdb backend (QEMU's
-// gdbstub), the memory backend (the VM's RAM) and the dump backend (a `.dump /f` of the guest).
+// gdbstub), the memory backend (the VM's RAM), the dump backend (a `.dump /f` of the guest) and
+// the kd backend (kd-sim serving a snapshot of the guest over a lossy wire).
 // Expected values come from the guest's own report on COM1 (winguest-layout) and from QEMU's
 // `gva2gpa` over QMP, never from the debugger.
 import { test, before, after } from "node:test";
@@ -16,8 +17,10 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 const TOOLHOST = process.env.TOOLHOST;
 const PLUGINS = process.env.PLUGINS_DIR;
 const GUEST = process.env.WINGUEST_DIR; // images, PDBs (a symbol path), run-winguest, winguest-layout
+const KD_SIM = process.env.KD_SIM; // tests/kd-sim, which serves a snapshot of the guest over KDCOM
 const dir = mkdtempSync(join(tmpdir(), "toolhost-winguest-"));
 const guests = [];
+const sims = [];
 const clients = [];
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -92,7 +95,7 @@ async function connect() {
 default_server = "nt"
 [servers.nt]
 description = "issue 19 acceptance"
-plugins = ["debugger", "gdb-backend", "memory-backend", "dump-backend"]
+plugins = ["debugger", "gdb-backend", "memory-backend", "dump-backend", "kd-backend"]
 [servers.nt.settings.debugger]
 symbol_path = ${JSON.stringify(GUEST)}
 `,
@@ -104,14 +107,26 @@ symbol_path = ${JSON.stringify(GUEST)}
 }
 
 const text = (r) => r.content.map((c) => c.text).join("");
-async function run(client, line, format = "text") {
+async function run(client, line, format = "text", timeout_ms = 20000) {
   if (process.env.VERBOSE) console.error(new Date().toISOString(), line);
-  const r = await client.callTool({ name: "command", arguments: { line, timeout_ms: 20000, format } }, undefined, {
+  const r = await client.callTool({ name: "command", arguments: { line, timeout_ms, format } }, undefined, {
     timeout: 120000,
   });
   return { text: text(r), error: r.isError === true, json: r.structuredContent };
 }
 const trailer = (t) => t.slice(t.lastIndexOf("[target"));
+
+// A section of a PE file (its RVA and virtual size), read from the section table.
+function section(file, name) {
+  const b = readFileSync(file);
+  const pe = b.readUInt32LE(0x3c);
+  const count = b.readUInt16LE(pe + 6);
+  let at = pe + 24 + b.readUInt16LE(pe + 20);
+  for (let i = 0; i < count; i++, at += 40) {
+    if (b.toString("latin1", at, at + 8).replace(/\0+$/, "") === name) return { rva: b.readUInt32LE(at + 12), size: b.readUInt32LE(at + 8) };
+  }
+  throw new Error(`${file} has no ${name} section`);
+}
 
 // db's bytes for bytes 16..31 of a process's page: byte k is (k * mul + add) & 0xff after the
 // 16-byte signature.
@@ -152,6 +167,9 @@ async function inspect(client, g, backend, translations) {
     seen.add(page_bytes(p.user_page));
     const dt = await run(client, `dt nt!_EPROCESS ${hex(p.eprocess)} ImageFileName`);
     assert.ok(dt.text.includes(`"${p.name}"`), dt.text);
+    // Its user modules, from its PEB's loader list.
+    const lm = await run(client, "lm");
+    for (const m of [p.name, "ntdll.dll"]) assert.match(lm.text, new RegExp(`\\s${m.slice(0, m.indexOf("."))}\\s`), lm.text);
   }
   assert.equal(seen.size, L.processes.filter((p) => p.user_page).length, "each process's page differs");
   const reset = await run(client, ".process 0");
@@ -193,11 +211,12 @@ async function inspect(client, g, backend, translations) {
 }
 
 before(() => {
-  assert.ok(TOOLHOST && PLUGINS && GUEST, "TOOLHOST, PLUGINS_DIR and WINGUEST_DIR must be set");
+  assert.ok(TOOLHOST && PLUGINS && GUEST && KD_SIM, "TOOLHOST, PLUGINS_DIR, WINGUEST_DIR and KD_SIM must be set");
 });
 
 after(async () => {
   for (const c of clients) await c.close().catch(() => {});
+  for (const p of sims) p.kill();
   for (const g of guests) {
     try {
       process.kill(-g.child.pid, "SIGTERM");
@@ -242,6 +261,34 @@ test("gdb, memory and a .dump /f of the guest: processes, scope, modules, thread
   const kb = await run(client, "kb");
   assert.match(kb.text, /^Child-SP {10}RetAddr {15}: Args to Child/, kb.text);
 
+  // bp /p: the loop runs in System only, so a breakpoint for smss.exe never stops; its hits are
+  // resumed at once, between calls too (the guest is never left frozen). bp /t the same.
+  await run(client, "bc *");
+  const smss = L.processes.find((p) => p.name === "smss.exe");
+  const system = L.processes.find((p) => Number(big(p.pid)) === 4);
+  await run(client, `bp /p ${hex(smss.eprocess)} nt!NtCreateFile`);
+  const away = await run(client, "g", "text", 1500);
+  assert.match(away.text, /\[target running\]$/, away.text);
+  const hits = async () => (await run(client, "bl", "json")).json.result.breakpoints[0];
+  await sleep(500);
+  const first = await hits();
+  await sleep(1000);
+  const later = await hits();
+  assert.equal(later.hits, 0);
+  assert.ok(first.foreign_hits > 0 && later.foreign_hits > first.foreign_hits, JSON.stringify([first, later]));
+  await run(client, "break");
+  await run(client, `bp /p ${hex(system.eprocess)} nt!NtCreateFile`);
+  const ours = await run(client, "g");
+  assert.match(trailer(ours.text), / nt!NtCreateFile \| process System \(4\)\]/, ours.text);
+  await run(client, "bc *");
+  await run(client, `bp /t ${hex(system.threads[1].ethread)} nt!NtCreateFile`);
+  const other = await run(client, "g", "text", 1000);
+  assert.match(other.text, /\[target running\]$/, other.text);
+  await run(client, "break");
+  await run(client, "bc *");
+  await run(client, `bp /t ${hex(L.current_thread)} nt!NtCreateFile`);
+  assert.match(trailer((await run(client, "g")).text), / nt!NtCreateFile \|/);
+
   // Every instruction of the loop: k stays the known chain through prologs and epilogs.
   await run(client, "bc *");
   const known = new Set(L.call_chain.map((f) => "nt!" + f));
@@ -272,7 +319,7 @@ test("gdb, memory and a .dump /f of the guest: processes, scope, modules, thread
   await client.callTool({ name: "close", arguments: {} });
 });
 
-test("the encoded-KDBG guest: the KDBG is decoded with the keys in its memory", async () => {
+test("the encoded-KDBG guest: the KDBG is decoded with the keys in its memory; k with nt's .pdata paged out", async () => {
   const g = await boot("encoded", ["-append", "kdbg=encoded"]);
   assert.equal(g.layout.kdbg.encoded, true);
   const client = await connect();
@@ -283,5 +330,86 @@ test("the encoded-KDBG guest: the KDBG is decoded with the keys in its memory", 
   assert.equal(version.json.result.kdbg_encoded, true);
   const all = await run(client, "!process 0 0");
   assert.equal((all.text.match(/^PROCESS /gm) || []).length, g.layout.processes.length, all.text);
+
+  // nt's .pdata paged out (its PTEs cleared; the guest never reads it): k takes the unwind data
+  // from ntoskrnl.exe on the symbol path, found by TimeDateStamp and SizeOfImage, as WinDbg does.
+  const pdata = section(join(GUEST, "ntoskrnl.exe"), ".pdata");
+  for (let off = pdata.rva & ~0xfff; off < pdata.rva + pdata.size; off += 0x1000) {
+    const va = big(g.layout.kernel_base) + BigInt(off);
+    const pte = await run(client, `!pte ${hex(va)}`);
+    const at = /PTE at ([0-9A-F]+)/.exec(pte.text);
+    assert.ok(at, pte.text);
+    const cleared = await run(client, `eq ${at[1]} 0`);
+    assert.equal(cleared.error, false, cleared.text);
+    const gone = await run(client, `dq ${hex(va)} L1`);
+    assert.match(gone.text, /is not mapped: its PTE .* is not present/, gone.text);
+  }
+  await client.callTool({ name: "close", arguments: {} });
+  const again = await client.callTool({ name: "open", arguments: { backend: "gdb", connect: g.gdb } });
+  assert.notEqual(again.isError, true, text(again));
+  await run(client, "bp nt!NtCreateFile");
+  await run(client, "g");
+  const k = await run(client, "k", "json");
+  const chain = g.layout.call_chain.slice(0, g.layout.call_chain.indexOf("NtCreateFile") + 1).reverse();
+  assert.deepEqual(
+    k.json.result.frames.map((f) => f.symbol.replace(/\+0x[0-9a-f]+$/, "")),
+    chain.map((f) => "nt!" + f),
+    k.text,
+  );
+  const lmv = await run(client, "lmv m nt");
+  assert.match(lmv.text, /Unwind data: +from the image file on the symbol path/, lmv.text);
+  await client.callTool({ name: "close", arguments: {} });
+});
+
+test("kd (kd-sim serving the guest, 10% loss, 5% corruption): processes, scope, k, and rediscovery after .reboot", async () => {
+  const snapshot = join(dir, "snapshot");
+  execFileSync(join(GUEST, "winguest-snapshot"), [snapshot], { stdio: "ignore" });
+  const L = JSON.parse(readFileSync(join(snapshot, "layout.json"), "utf8"));
+  const sock = join(dir, "kd.sock");
+  const sim = spawn(
+    KD_SIM,
+    ["--listen", `unix:${sock}`, "--control", `unix:${join(dir, "kd.ctl")}`, "--winguest", snapshot, "--drop", "0.10", "--corrupt", "0.05", "--seed", "19"],
+    { stdio: ["ignore", "pipe", "ignore"] },
+  );
+  sims.push(sim);
+  await new Promise((ok, fail) => {
+    sim.stdout.once("data", (d) => (String(d).startsWith("ready") ? ok() : fail(new Error(String(d)))));
+    sim.once("exit", (c) => fail(new Error(`kd-sim exited with ${c}`)));
+  });
+  const client = await connect();
+  const opened = await client.callTool({ name: "open", arguments: { backend: "kd", connect: sock } }, undefined, { timeout: 120000 });
+  assert.notEqual(opened.isError, true, text(opened));
+
+  const all = await run(client, "!process 0 0");
+  assert.equal((all.text.match(/^PROCESS /gm) || []).length, L.processes.length, all.text);
+  for (const p of L.processes) assert.ok(all.text.includes(`PROCESS ${hex(p.eprocess, 16)}`) && all.text.includes(`Image: ${p.name}`), all.text);
+
+  // The break-in stop's stack through .pdata: DbgBreakPointWithStatus called from the loop.
+  const k = await run(client, "k", "json");
+  const names = k.json.result.frames.map((f) => f.symbol.replace(/\+0x[0-9a-f]+$/, ""));
+  assert.equal(names[names.length - 1], "nt!KiStartSystemThread", k.text);
+  assert.ok(names.slice(1).every((n) => L.call_chain.includes(n.slice(3))), k.text);
+
+  const csrss = L.processes.find((p) => p.name === "csrss.exe");
+  const scoped = await run(client, `.process /p ${Number(big(csrss.pid))}`);
+  assert.ok(trailer(scoped.text).includes(` | scope csrss.exe (${Number(big(csrss.pid))})]`), scoped.text);
+  const db = await run(client, `db ${hex(big(csrss.user_page.va) + 16n)} L10`);
+  assert.ok(db.text.includes(page_bytes(csrss.user_page)), db.text);
+
+  // After a reboot: "rediscovery pending" until the kernel is found again at the next stop; the
+  // old kernel's processes and the scope are not shown meanwhile.
+  const reboot = await run(client, ".reboot", "json");
+  assert.match(trailer(reboot.text), /\| rediscovery pending\]$/, reboot.text);
+  assert.ok(!trailer(reboot.text).includes("| scope"), reboot.text);
+  assert.equal(reboot.json.target.coherent, false);
+  const stale = await run(client, "!process 0 0");
+  assert.equal(stale.error, true);
+  assert.match(stale.text, /rebooted and its kernel is not found again yet/);
+  const step = await run(client, "t", "json");
+  assert.ok(!step.text.includes("rediscovery pending"), step.text);
+  assert.match(trailer(step.text), /\| process System \(4\)\]$/, step.text);
+  assert.equal(step.json.target.coherent, true);
+  const again = await run(client, "!process 0 0");
+  assert.equal((again.text.match(/^PROCESS /gm) || []).length, L.processes.length, again.text);
   await client.callTool({ name: "close", arguments: {} });
 });
