@@ -108,9 +108,9 @@ test("bytes an isolated plugin writes to fd 1 go to stderr, never to the MCP str
   send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "print", arguments: {} } });
   send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "die", arguments: { how: "segv" } } });
   // After the crash is answered (a call sent meanwhile would be lost with it), in a new process.
-  for (let i = 0; i < 200 && !out.includes('"id":2,'); ++i) await sleep(50);
+  for (let i = 0; i < 600 && !out.includes('"id":2,'); ++i) await sleep(50);
   send({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "print", arguments: {} } });
-  for (let i = 0; i < 200 && !out.includes('"id":3,'); ++i) await sleep(50);
+  for (let i = 0; i < 600 && !out.includes('"id":3,'); ++i) await sleep(50);
   child.stdin.end();
   await new Promise((r) => child.once("exit", r));
   const lines = out.split("\n").filter(Boolean);
@@ -258,4 +258,19 @@ test("toolhost plugins shows where each plugin runs", () => {
   assert.deepEqual([listed["fixture-faults"].isolation, listed["fixture-faults"].group, listed["fixture-faults"].crashes], ["process", "fixture-faults", 0]);
   assert.equal(listed.example.isolation, "none");
   assert.ok(listed["fixture-faults"].tools.includes("die"));
+});
+
+test("TOOLHOST_ISOLATION=process isolates every plugin the configuration does not place, a server's together", async () => {
+  const j = spawnSync(TOOLHOST, ["plugins", "--json", "--config", FAULTS_CONFIG, "--server", "debugger"], {
+    encoding: "utf8",
+    env: { ...process.env, TOOLHOST_ISOLATION: "process" },
+  });
+  const listed = JSON.parse(j.stdout).plugins.map((p) => [p.id, p.isolation, p.group]);
+  assert.deepEqual(listed, [["debugger", "process", "isolated"], ["dump-backend", "process", "isolated"]]);
+  // Served that way, the debugger reaches its backend inside the shared process.
+  const { client } = await connect({ config: FAULTS_CONFIG, server: "debugger", env: { TOOLHOST_ISOLATION: "process" } });
+  const open = await client.callTool({ name: "open", arguments: { backend: "dump", connect: "/nonexistent/x.dmp" } });
+  assert.equal(open.isError, true);
+  assert.doesNotMatch(open.content[0].text, /refuses the tools|register transports/);
+  await client.close();
 });
