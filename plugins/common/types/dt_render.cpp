@@ -182,12 +182,14 @@ class renderer {
     return json.empty() ? "{}" : "{" + json.substr(1) + "}";
   }
 
-  void member_json(const type& st, uint64_t address, int depth, std::string& out, bool& first) {
+  void member_json(const type& st, uint64_t address, int depth, std::string& out, bool& first,
+                   int anonymous_depth = 0) {
     for (const member& m : st.members) {
       const type_id mt = strip_aliases(t_, m.type);
       const type* t = mt == kNoType ? nullptr : &t_.get(mt);
       if (m.name.empty() && t != nullptr && (t->k == kind::structure || t->k == kind::union_)) {
-        member_json(*t, address + m.offset, depth, out, first);  // an anonymous member's fields are the parent's
+        // An anonymous member's fields are the parent's (bounded as in members()).
+        if (anonymous_depth < kMaxDepth) member_json(*t, address + m.offset, depth, out, first, anonymous_depth + 1);
         continue;
       }
       out += std::string(first ? "" : ",") + "{\"name\":" + json_quote(m.base_class ? "__BaseClass" : m.name) +
@@ -285,14 +287,15 @@ class renderer {
   }
 
   void members(type_id id, std::optional<uint64_t> base, int depth, const filter_set& filters,
-               uint64_t extra_offset = 0) {
+               uint64_t extra_offset = 0, int anonymous_depth = 0) {
     const type& st = t_.get(id);
     for (const member& m : st.members) {
       const type_id mt = strip_aliases(t_, m.type);
       const uint64_t offset = m.offset + extra_offset;
       if (m.name.empty() && mt != kNoType && (t_.get(mt).k == kind::structure || t_.get(mt).k == kind::union_)) {
-        // An anonymous struct or union (DWARF keeps them): its members read as the parent's.
-        members(mt, base, depth, filters, offset);
+        // An anonymous struct or union (DWARF keeps them): its members read as the parent's. Bounded,
+        // since a damaged file can make one contain itself (fuzz_dwarf_info overflowed the stack).
+        if (anonymous_depth < kMaxDepth) members(mt, base, depth, filters, offset, anonymous_depth + 1);
         continue;
       }
       bool explicit_path = false;
