@@ -13,8 +13,23 @@
 #include <toolhost/plugin.h>
 
 #include "host/mcp/session.hpp"
+#include "host/mcp/tasks.hpp"
 
 namespace toolhost::mcp {
+
+// A tools/call of a tool that may run as a task (tasks.hpp): whether it still may, and the task
+// it became. The session's worker, the timer that ends its first moments and the call's questions
+// decide under `mutex` (session_tasks.cpp).
+struct task_offer {
+  enum class phase { open, closed, task };
+  std::mutex mutex;
+  phase at = phase::open;
+  task_era era = task_era::v2026;
+  int64_t ttl_ms = 0;  // 0: the store's default
+  std::string owner;
+  std::shared_ptr<mcp::task> made;
+  uint64_t window = 0;  // the timer's entry in the server's deadlines, 0 for none
+};
 
 // One tool call (or read, render, completion) in flight.
 struct call_state {
@@ -37,6 +52,14 @@ struct call_state {
   std::vector<std::pair<std::string, std::string>> input_requests;
   int unkeyed_questions = 0;
   std::mutex input_mutex;  // guards the three above: a plugin may ask from several threads
+  // Tasks: the client asked for one (2025-11-25's params.task, with its ttl), and the offer made.
+  bool task_requested = false;
+  int64_t task_ttl_ms = 0;
+  std::shared_ptr<task_offer> offer;
+  // A protocol error the call ends with instead of a result (code 0: none).
+  int error_code = 0;
+  std::string error_message;
+  std::string error_data;
 
   // Marks the call cancelled and runs the plugin's cancel handler once.
   void cancel();

@@ -38,9 +38,35 @@ std::vector<catalog::listing> catalog::provided(list_fn toolhost_provider_desc_t
 
 // ---- Tools ------------------------------------------------------------------------------------
 
-std::vector<catalog::listing> catalog::tools() {
+namespace {
+
+const char* task_support_of(uint32_t flags) {
+  if ((flags & TOOLHOST_TOOL_TASKS) == 0) return nullptr;
+  return (flags & TOOLHOST_TOOL_TASKS_REQUIRED) != 0 ? "required" : "optional";
+}
+
+// The listing with {"execution":{"taskSupport":...}}, or without any execution member.
+std::string with_task_support(const std::string& listing, const char* support) {
+  auto doc = sdk::parse_json(listing);
+  if (!doc || !doc->IsObject()) return listing;
+  doc->RemoveMember("execution");
+  if (support != nullptr) {
+    auto& a = doc->GetAllocator();
+    rapidjson::Value execution(rapidjson::kObjectType);
+    execution.AddMember("taskSupport", rapidjson::StringRef(support), a);
+    doc->AddMember("execution", execution, a);
+  }
+  return sdk::to_json(*doc);
+}
+
+}  // namespace
+
+std::vector<catalog::listing> catalog::tools(bool task_support) {
   std::vector<listing> out;
-  for (const auto& t : registry_.tools()) out.emplace_back(t.name, t.listing);
+  for (const auto& t : registry_.tools()) {
+    const char* support = task_support ? task_support_of(t.flags) : nullptr;
+    out.emplace_back(t.name, support != nullptr ? with_task_support(t.listing, support) : t.listing);
+  }
   std::unordered_map<std::string, tool_target> seen;
   for (const auto& p : registry_.providers()) {
     if (p.desc.list_tools == nullptr) continue;
@@ -58,9 +84,20 @@ std::vector<catalog::listing> catalog::tools() {
       target.provider = &p;
       target.permission_kind =
           std::string(sdk::string_member(item, "x-toolhost-permission").value_or(plugins::kRunKind));
-      if (item.IsObject()) item.RemoveMember("x-toolhost-permission");  // the host's, not the client's
+      // A provider marks a tool that may run long (a proxied call) with x-toolhost-tasks.
+      const std::string tasks(sdk::string_member(item, "x-toolhost-tasks").value_or(""));
+      if (tasks == "optional" || tasks == "required") {
+        target.flags |= TOOLHOST_TOOL_TASKS | (tasks == "required" ? TOOLHOST_TOOL_TASKS_REQUIRED : 0);
+      }
+      if (item.IsObject()) {  // the host's, not the client's
+        item.RemoveMember("x-toolhost-permission");
+        item.RemoveMember("x-toolhost-tasks");
+      }
+      const char* support = task_support ? task_support_of(target.flags) : nullptr;
       seen.emplace(name, std::move(target));
-      out.emplace_back(name, sdk::to_json(item));
+      std::string text = sdk::to_json(item);
+      // An upstream's own execution member says what the upstream does, not what toolhost does.
+      out.emplace_back(name, with_task_support(text, support));
     }
   }
   std::lock_guard lock(mutex_);

@@ -39,8 +39,9 @@ class catalog {
 
   // ---- Tools ----------------------------------------------------------------------------------
   // Registered tools first, then what each provider lists now, in provider order; a provided name
-  // that is invalid or already taken is skipped.
-  std::vector<listing> tools();
+  // that is invalid or already taken is skipped. `task_support`: tools that may run as tasks say so
+  // (2025-11-25's execution.taskSupport).
+  std::vector<listing> tools(bool task_support = true);
   struct tool_target {
     const plugins::tool* tool = nullptr;          // a registered tool, or
     const plugins::provider* provider = nullptr;  // the provider that lists it

@@ -241,6 +241,7 @@ void server::shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
   wait_ready();
+  tasks_.cancel_all(2000);  // their calls run outside any session: stopped before the plugins go
   for (auto it = groups_.rbegin(); it != groups_.rend(); ++it) (*it)->stop();
   for (auto it = instances_.rbegin(); it != instances_.rend(); ++it) (*it)->deinit();
 }

@@ -19,6 +19,7 @@
 #include "host/config/config.hpp"
 #include "host/mcp/catalog.hpp"
 #include "host/mcp/deadlines.hpp"
+#include "host/mcp/tasks.hpp"
 #include "host/mcp/worker_pool.hpp"
 #include "host/plugins/instance.hpp"
 #include "host/plugins/isolation/group.hpp"
@@ -60,6 +61,8 @@ class server final : public plugins::host_events {
   const std::vector<std::unique_ptr<plugins::isolation::group>>& groups() const { return groups_; }
   worker_pool& workers() { return workers_; }
   mcp::deadlines& deadlines() { return deadlines_; }
+  // Tool calls running or finished as tasks, for every client of this server.
+  task_store& tasks() { return tasks_; }
   const std::string& home() const { return home_; }
 
   // The effective setting of a permission kind in this server.
@@ -143,6 +146,7 @@ class server final : public plugins::host_events {
 
   worker_pool workers_;
   mcp::deadlines deadlines_;
+  task_store tasks_;
   bool shut_down_ = false;
 };
 

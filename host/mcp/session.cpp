@@ -68,6 +68,11 @@ const std::map<std::string, session::method, std::less<>>& session::methods() {
       {"prompts/get", {&session::prompts_get, true}},
       {"completion/complete", {&session::complete, true}},
       {"logging/setLevel", {&session::set_log_level, true}},
+      // 2025-11-25's experimental tasks (session_tasks.cpp).
+      {"tasks/get", {&session::tasks_get, true}},
+      {"tasks/result", {&session::tasks_result, true}},
+      {"tasks/list", {&session::tasks_list, true}},
+      {"tasks/cancel", {&session::tasks_cancel, true}},
   };
   return table;
 }
@@ -78,7 +83,11 @@ std::shared_ptr<session> session::create(server& srv, sink notifications) {
   return s;
 }
 
-session::session(server& srv, sink notifications) : server_(srv), notifications_(std::move(notifications)) {}
+session::session(server& srv, sink notifications)
+    : server_(srv), notifications_(std::move(notifications)), uid_([] {
+        static std::atomic<uint64_t> next{1};
+        return next++;
+      }()) {}
 
 session::~session() { server_.detach(this); }
 
@@ -376,8 +385,10 @@ void session::initialize(const request_ptr& request, const rapidjson::Value* par
   std::string result =
       cat(R"({"protocolVersion":)", sdk::quote(version),
           R"(,"capabilities":{"tools":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},)",
-          R"("prompts":{"listChanged":true},"logging":{},"completions":{}},"serverInfo":{"name":"toolhost","title":)",
-          sdk::quote(cat("toolhost: ", server_.name())), R"(,"version":)", sdk::quote(TOOLHOST_VERSION), "}");
+          R"("prompts":{"listChanged":true},"logging":{},"completions":{})",
+          version == "2025-11-25" ? R"(,"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}})" : "",
+          R"(},"serverInfo":{"name":"toolhost","title":)", sdk::quote(cat("toolhost: ", server_.name())),
+          R"(,"version":)", sdk::quote(TOOLHOST_VERSION), "}");
   if (server_.ready()) {
     const std::string instructions = server_.instructions();
     if (!instructions.empty()) append(result, R"(,"instructions":)", sdk::quote(instructions));
@@ -420,6 +431,8 @@ void session::close(int grace_ms) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   for (auto& c : calls) c->cancel();
+  // Its tasks can be read by nobody else: they end with it.
+  server_.tasks().drop_owner(task_owner(request_context{}));
   closed_ = true;
   std::lock_guard lock(mutex_);
   listeners_.clear();
@@ -480,12 +493,25 @@ void session::resource_updated(std::string_view uri) {
 }
 
 void session::send_progress(call_state& call, double progress, double total, const char* message) {
-  if (call.answered) return;  // its time limit answered it already
+  const std::shared_ptr<task> t = task_of(call);
+  if (t) {
+    // A task's progress is its status message; 2025-11-25 also keeps sending the notifications
+    // to the token the call came with, on the session's own stream (the call's has ended).
+    std::string text =
+        total > 0 ? cat(progress_number(progress), "/", progress_number(total)) : progress_number(progress);
+    if (message != nullptr && *message != 0) append(text, ": ", message);
+    t->set_message(std::move(text));
+    if (t->era == task_era::v2026 || call.progress_token.empty() || !initialize_answered_) return;
+  } else if (call.answered) {
+    return;  // its time limit answered it already
+  }
   std::string params = cat(R"({"progressToken":)", call.progress_token, R"(,"progress":)", progress_number(progress));
   if (total >= 0) append(params, R"(,"total":)", progress_number(total));
   if (message != nullptr) append(params, R"(,"message":)", sdk::quote(message));
   params += '}';
-  send(call.request->reply, {jsonrpc::notification_message("notifications/progress", params), call.id, false});
+  const std::string note = jsonrpc::notification_message("notifications/progress", params);
+  if (t) return send(notifications_, {note, "", false});
+  send(call.request->reply, {note, call.id, false});
 }
 
 int32_t session::client_request(call_state& call, std::string_view method, std::string_view params_json,
@@ -507,30 +533,66 @@ int32_t session::client_request(call_state& call, std::string_view method, std::
     std::string params(params_json);
     std::string name = input_required::take_key(params);
     if (!key.empty()) name = std::string(key);
-    std::lock_guard lock(call.input_mutex);
-    if (name.empty()) name = cat("input-", ++call.unkeyed_questions);
-    if (auto it = call.answers.find(name); it != call.answers.end()) {
-      out = it->second;
+    std::string question = cat(R"({"method":)", sdk::quote(method), R"(,"params":)", params, "}");
+    {
+      std::lock_guard lock(call.input_mutex);
+      if (name.empty()) name = cat("input-", ++call.unkeyed_questions);
+      if (auto it = call.answers.find(name); it != call.answers.end()) {
+        out = it->second;
+        return TOOLHOST_OK;
+      }
+    }
+    // A task asks while it runs: its tasks/get shows the question until tasks/update answers.
+    if (const std::shared_ptr<task> t = task_of(call, true)) {
+      auto answer = t->ask(std::move(question), [&call] { return call.cancelled.load(); });
+      if (!answer) return TOOLHOST_ERR_CANCELLED;
+      out = std::move(*answer);
       return TOOLHOST_OK;
     }
+    std::lock_guard lock(call.input_mutex);
     for (const auto& [asked, request] : call.input_requests) {
       if (asked == name) return TOOLHOST_ERR_CANCELLED;
     }
-    call.input_requests.emplace_back(name, cat(R"({"method":)", sdk::quote(method), R"(,"params":)", params, "}"));
+    call.input_requests.emplace_back(name, std::move(question));
     return TOOLHOST_ERR_CANCELLED;
   }
-  if (!sdk::parse_json(params_json)) return TOOLHOST_ERR_INVALID_ARGUMENT;
+  auto parsed = sdk::parse_json(params_json);
+  if (!parsed || !parsed->IsObject()) return TOOLHOST_ERR_INVALID_ARGUMENT;
+  // 2025-11-25: a task's questions say which task asks, and go on the session's own stream (the
+  // call's ended with the task's handle); meanwhile the task is input_required.
+  const std::shared_ptr<task> t = task_of(call);
+  std::string params_text(params_json);
+  if (t) {
+    auto& a = parsed->GetAllocator();
+    if (!parsed->HasMember("_meta") || !(*parsed)["_meta"].IsObject()) {
+      parsed->RemoveMember("_meta");
+      parsed->AddMember("_meta", rapidjson::Value(rapidjson::kObjectType), a);
+    }
+    rapidjson::Value related(rapidjson::kObjectType);
+    related.AddMember("taskId", rapidjson::Value(t->id.c_str(), a), a);
+    (*parsed)["_meta"].RemoveMember("io.modelcontextprotocol/related-task");
+    (*parsed)["_meta"].AddMember("io.modelcontextprotocol/related-task", related, a);
+    params_text = sdk::to_json(*parsed);
+    t->waiting_for_input(true);
+  }
   auto p = std::make_shared<pending_request>();
   int64_t id = 0;
   {
     std::lock_guard lock(mutex_);
-    if (closed_) return TOOLHOST_ERR_CANCELLED;
+    if (closed_) {
+      if (t) t->waiting_for_input(false);
+      return TOOLHOST_ERR_CANCELLED;
+    }
     id = next_request_id_++;
     pending_[id] = p;
   }
-  send(call.request->reply,
-       {cat(R"({"jsonrpc":"2.0","id":)", id, R"(,"method":)", sdk::quote(method), R"(,"params":)", params_json, "}"),
-        call.id, false});
+  std::string request_text =
+      cat(R"({"jsonrpc":"2.0","id":)", id, R"(,"method":)", sdk::quote(method), R"(,"params":)", params_text, "}");
+  if (t) {
+    send(notifications_, {std::move(request_text), "", false});
+  } else {
+    send(call.request->reply, {std::move(request_text), call.id, false});
+  }
   const auto deadline = timeout_ms == 0 ? std::chrono::steady_clock::time_point::max()
                                         : std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   int32_t status = TOOLHOST_OK;
@@ -557,6 +619,7 @@ int32_t session::client_request(call_state& call, std::string_view method, std::
     std::lock_guard lock(mutex_);
     pending_.erase(id);
   }
+  if (t) t->waiting_for_input(false);
   return status;
 }
 

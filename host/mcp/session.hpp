@@ -189,6 +189,27 @@ class session : public std::enable_shared_from_this<session> {
   void time_out(const std::shared_ptr<call_state>& call, uint32_t limit_ms);
   std::string finish_result(const std::shared_ptr<call_state>& call, std::string raw);
 
+  // ---- Tasks (session_tasks.cpp) ----
+  // Who owns the tasks a request makes: this session in the initialize era, the stateless era
+  // (whose task ids are unguessable bearer handles) otherwise.
+  std::string task_owner(const request_context& request) const;
+  // Decides whether `call` of a tool with `flags` may become a task; false when it must not run
+  // (the error is set on the call).
+  bool offer_task(const std::shared_ptr<call_state>& call, uint32_t flags);
+  // The call's first moments are over (or, in 2025-11-25, it starts): it becomes a task and the
+  // request is answered with the task's handle.
+  void become_task(const std::shared_ptr<call_state>& call);
+  // The call ended: true when it had become a task, whose result or error it now is.
+  bool finish_task(const std::shared_ptr<call_state>& call, const std::string& result);
+  // The task a call became, or nullptr; with `close`, a call that has not become one never will.
+  static std::shared_ptr<task> task_of(call_state& call, bool close = false);
+  std::shared_ptr<task> find_task(const request_ptr& request, const rapidjson::Value* params);
+  void tasks_get(const request_ptr& request, const rapidjson::Value* params);
+  void tasks_update(const request_ptr& request, const rapidjson::Value* params);
+  void tasks_cancel(const request_ptr& request, const rapidjson::Value* params);
+  void tasks_result(const request_ptr& request, const rapidjson::Value* params);
+  void tasks_list(const request_ptr& request, const rapidjson::Value* params);
+
   // ---- Resources, prompts, completion (session_resources.cpp) ----
   void resources_list(const request_ptr& request, const rapidjson::Value* params);
   void resource_templates_list(const request_ptr& request, const rapidjson::Value* params);
@@ -205,6 +226,7 @@ class session : public std::enable_shared_from_this<session> {
 
   server& server_;
   sink notifications_;
+  const uint64_t uid_;  // names the session as the owner of its tasks
   const session_limits limits_;
   std::atomic<bool> initialized_{false};
   // The initialize result has gone out: nothing may precede it, so notifications wait for this.

@@ -43,6 +43,8 @@ bool cacheable(std::string_view method) {
 std::string named_in(std::string_view method, const rapidjson::Value* params) {
   if (method == "tools/call" || method == "prompts/get") return string_param(params, "name");
   if (method == "resources/read") return string_param(params, "uri");
+  if (method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel")
+    return string_param(params, "taskId");
   return {};
 }
 
@@ -70,6 +72,10 @@ const std::map<std::string, session::handler, std::less<>>& session::stateless_m
       {"prompts/get", &session::prompts_get},
       {"completion/complete", &session::complete},
       {"subscriptions/listen", &session::subscriptions_listen},
+      // The io.modelcontextprotocol/tasks extension (session_tasks.cpp).
+      {"tasks/get", &session::tasks_get},
+      {"tasks/update", &session::tasks_update},
+      {"tasks/cancel", &session::tasks_cancel},
   };
   return table;
 }
@@ -148,7 +154,8 @@ std::string session::server_info_json() const {
 
 std::string session::capabilities_json() const {
   return R"({"tools":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},)"
-         R"("prompts":{"listChanged":true},"logging":{},"completions":{}})";
+         R"("prompts":{"listChanged":true},"logging":{},"completions":{},)"
+         R"("extensions":{"io.modelcontextprotocol/tasks":{}}})";
 }
 
 void session::discover(const request_ptr& request, const rapidjson::Value*) {

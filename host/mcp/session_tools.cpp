@@ -21,7 +21,10 @@ namespace toolhost::mcp {
 
 void session::tools_list(const request_ptr& request, const rapidjson::Value* params) {
   const std::string cursor = string_param(params, "cursor");
-  run_async(request, [this, request, cursor] { respond_page(request, "tools", server_.catalog().tools(), cursor); });
+  // 2026-07-28 has no execution.taskSupport: task creation is the server's choice there.
+  run_async(request, [this, request, cursor] {
+    respond_page(request, "tools", server_.catalog().tools(!request->stateless), cursor);
+  });
 }
 
 void session::tools_call(const request_ptr& request, const rapidjson::Value* params) {
@@ -48,6 +51,13 @@ void session::tools_call(const request_ptr& request, const rapidjson::Value* par
   call->request = request;
   call->progress_token = request->progress_token;
   if (const rapidjson::Value* meta = object_param(params, "_meta")) call->meta_json = sdk::to_json(*meta);
+  // 2025-11-25: the client asks for a task, and how long to keep it (session_tasks.cpp).
+  if (const rapidjson::Value* task = object_param(params, "task"); task != nullptr && !request->stateless) {
+    call->task_requested = true;
+    if (const rapidjson::Value* ttl = sdk::member(*task, "ttl"); ttl != nullptr && ttl->IsNumber()) {
+      call->task_ttl_ms = static_cast<int64_t>(std::min(ttl->GetDouble(), 1e15));
+    }
+  }
   const std::string args = arguments != nullptr ? sdk::to_json(*arguments) : "{}";
   // 2026-07-28: questions become input-required rounds; a later round brings its requestState.
   std::string bound;
@@ -83,10 +93,15 @@ void session::tools_call(const request_ptr& request, const rapidjson::Value* par
     std::string result = run_tool(call, args);
     if (call->deadline != 0) server_.deadlines().remove(call->deadline);
     forget_call(call);
+    if (finish_task(call, result)) return;      // it became a task: this is the task's result now
     if (call->answered.exchange(true)) return;  // its time limit answered it already
     if (call->cancelled) {                      // the client gave up on it: nothing more is sent for this request
       send(request->reply, {"", request->id, true});
       return;
+    }
+    if (call->error_code != 0) {
+      return respond_error(request, call->error_code, call->error_message, call->error_data,
+                           request->stateless ? 400 : 0);
     }
     if (result.empty()) {
       // The tool may be one a plugin that did not start would have served: say which and why, as
@@ -127,6 +142,7 @@ std::string session::run_tool(const std::shared_ptr<call_state>& call, const std
     sdk::string_writer out;
     return tools.call_unlisted_tool(context.raw(), call->name, args, out) ? finish_result(call, out.take()) : "";
   }
+  if (!offer_task(call, target->flags)) return "{}";  // refused: the call carries the error
   const plugins::permission_kind* kind = server_.registry().find_kind(target->permission_kind);
   if (kind == nullptr) kind = server_.registry().find_kind(plugins::kRunKind);
   const bool suggestion = (target->flags & TOOLHOST_TOOL_SUGGESTION) != 0 ||
@@ -185,16 +201,22 @@ std::string session::finish_result(const std::shared_ptr<call_state>& call, std:
 }
 
 void session::time_out(const std::shared_ptr<call_state>& call, uint32_t limit_ms) {
+  const std::string error =
+      sdk::result::error(cat("The tool ", call->name, " did not finish within ", limit_ms,
+                             " ms (call_timeout_ms of server '", server_.name(),
+                             "'), so toolhost stopped waiting and asked it to stop. It may still be busy; calls ",
+                             "of it that wait their turn meanwhile time out the same way."))
+          .to_json();
+  if (const std::shared_ptr<task> t = task_of(*call)) {  // a task ends with that tool error
+    server_.tasks().settle(t, task_status::completed, error, false);
+    call->cancel();
+    return;
+  }
   if (call->answered.exchange(true)) return;
   forget_call(call);
   log::warning("session", cat("tool ", call->name, " (request ", call->id, ") did not finish within ", limit_ms,
                               " ms; answered with an error and cancelled"));
-  respond(call->request,
-          sdk::result::error(cat("The tool ", call->name, " did not finish within ", limit_ms,
-                                 " ms (call_timeout_ms of server '", server_.name(),
-                                 "'), so toolhost stopped waiting and asked it to stop. It may still be busy; calls ",
-                                 "of it that wait their turn meanwhile time out the same way."))
-              .to_json());
+  respond(call->request, error);
   call->cancel();
 }
 

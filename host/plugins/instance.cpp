@@ -102,7 +102,8 @@ std::optional<T> registration(const toolhost_host_t* host, const T* in, std::str
   return std::nullopt;
 }
 
-constexpr uint32_t kKnownToolFlags = TOOLHOST_TOOL_CONCURRENT | TOOLHOST_TOOL_SUGGESTION | TOOLHOST_TOOL_REVIEWABLE;
+constexpr uint32_t kKnownToolFlags = TOOLHOST_TOOL_CONCURRENT | TOOLHOST_TOOL_SUGGESTION | TOOLHOST_TOOL_REVIEWABLE |
+                                     TOOLHOST_TOOL_TASKS | TOOLHOST_TOOL_TASKS_REQUIRED;
 
 toolhost_status_t register_permission_kind(const toolhost_host_t* host, const toolhost_permission_kind_desc_t* in,
                                            toolhost_writer_t* error) {

@@ -15,6 +15,7 @@
 #include <toolhost/sdk/sdk.hpp>
 
 #include "media.hpp"
+#include "task_fixtures.hpp"
 
 namespace {
 
@@ -572,6 +573,7 @@ absl::Status init(sdk::plugin& p) {
   if (s.ok()) s = p.permission_kind(kKind, "Run the conformance fixtures", TOOLHOST_PERMISSION_ALLOW);
   if (s.ok()) s = register_tools(p);
   if (s.ok()) s = register_input_required_tools(p);
+  if (s.ok()) s = conformance::register_task_tools(p, kKind);
   auto& watched = p.keep(std::make_shared<watched_resource>(p));
   if (s.ok()) s = register_resources(p, watched);
   if (s.ok()) s = register_prompts(p);

@@ -108,6 +108,7 @@ absl::Status init(sdk::plugin& plugin) {
                    .input_schema(kCommandSchema)
                    .annotations(R"({"readOnlyHint":false,"destructiveHint":true,"openWorldHint":false})")
                    .permission("debugger.command")
+                   .tasks()  // `g` with a long timeout_ms may run for minutes
                    .handler([&tools](const sdk::args& a, sdk::call& call) {
                      return tools.command(
                          a.string("line"), a.integer("timeout_ms", 0), a.string("format", "text"),

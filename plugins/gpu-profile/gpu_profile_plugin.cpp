@@ -130,6 +130,7 @@ absl::Status init(sdk::plugin& plugin) {
       .annotations(R"({"readOnlyHint":true,"openWorldHint":false})")
       .permission(kPermission)
       .concurrent()
+      .tasks()  // a large trace takes a while to read
       .handler([&s](const sdk::args&, sdk::call& call) { return gpu_profile(s, call); });
 }
 

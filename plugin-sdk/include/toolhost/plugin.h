@@ -289,6 +289,14 @@ struct toolhost_call {
 /* The tool edits the project; while the server's review setting is on its edits become
  * suggestions, so it never asks first then. */
 #define TOOLHOST_TOOL_REVIEWABLE (1u << 2)
+/* A call of the tool may take long (minutes): a client that supports tasks (MCP 2026-07-28's
+ * io.modelcontextprotocol/tasks extension, 2025-11-25's experimental tasks) may get a task
+ * handle at once and poll for the result. Nothing changes for the plugin: progress, cancellation
+ * and questions to the person work as in any call. */
+#define TOOLHOST_TOOL_TASKS (1u << 3)
+/* With TOOLHOST_TOOL_TASKS: the tool runs only as a task; a client that does not support tasks
+ * is refused (MCP error -32021 in 2026-07-28). */
+#define TOOLHOST_TOOL_TASKS_REQUIRED (1u << 4)
 
 /* Runs one tool call. `arguments_json` is the `arguments` object (at least "{}"), already
  * checked by the SDK if the plugin uses it. Writes one MCP CallToolResult object as JSON into

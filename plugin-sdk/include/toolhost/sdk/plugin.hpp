@@ -288,6 +288,11 @@ class tool_builder {
   tool_builder& concurrent(bool yes = true) { return flag(TOOLHOST_TOOL_CONCURRENT, yes); }
   tool_builder& suggestion(bool yes = true) { return flag(TOOLHOST_TOOL_SUGGESTION, yes); }
   tool_builder& reviewable(bool yes = true) { return flag(TOOLHOST_TOOL_REVIEWABLE, yes); }
+  // A long call: clients that support tasks may run it as one (`required`: only as one).
+  tool_builder& tasks(bool required = false) {
+    flag(TOOLHOST_TOOL_TASKS, true);
+    return flag(TOOLHOST_TOOL_TASKS_REQUIRED, required);
+  }
 
   absl::Status handler(tool_handler fn);
 
