@@ -162,6 +162,9 @@ absl::Status proxy::refresh(uint32_t mask) {
       tool->RemoveMember("x-toolhost-permission");
       tool->AddMember("x-toolhost-permission", rapidjson::StringRef(read_only ? kReadKind : kRunKind),
                       tool->GetAllocator());
+      // A proxied call may take long (a 30-minute analysis): clients with tasks may run it as one.
+      tool->RemoveMember("x-toolhost-tasks");
+      tool->AddMember("x-toolhost-tasks", "optional", tool->GetAllocator());
       passed.push_back(sdk::to_json(*tool));
       names.insert(name);
     }
