@@ -90,13 +90,13 @@ absl::Status register_task_tools(sdk::plugin& p, const char* kind) {
   }
   if (s.ok()) {
     s = p.tool("confirm_delete")
-            .description("May run as a task; after preparing for about half a second, asks the user to confirm.")
+            .description("May run as a task; after preparing for a second and a half, asks the user to confirm.")
             .input_schema(R"({"type":"object","properties":{"filename":{"type":"string"}},"required":["filename"]})")
             .permission(kind)
             .concurrent()
             .tasks()
             .handler([](const sdk::args& a, sdk::call& call) {
-              pause(call, 600);
+              pause(call, 1500);
               auto answer = call.elicit("Delete " + a.string("filename") + "?", kConfirmSchema);
               if (!answer.ok()) return sdk::result::error("Not deleted: " + std::string(answer.status().message()));
               const bool yes = accepted(answer, "confirm") == "true";
@@ -111,7 +111,7 @@ absl::Status register_task_tools(sdk::plugin& p, const char* kind) {
             .concurrent()
             .tasks()
             .handler([](const sdk::args&, sdk::call& call) {
-              pause(call, 600);
+              pause(call, 1500);
               std::string first, second;
               std::thread other([&] { second = accepted(call.elicit("Second name?", kConfirmSchema), "name"); });
               first = accepted(call.elicit("First name?", kConfirmSchema), "name");
@@ -123,7 +123,7 @@ absl::Status register_task_tools(sdk::plugin& p, const char* kind) {
   if (s.ok()) {
     // Asks before it becomes a task (an input-required round), then works long enough to be one.
     s = p.tool("test_tool_with_task")
-            .description("Runs only as a task; asks the user's name first, then greets after half a second.")
+            .description("Runs only as a task; asks the user's name first, then greets after a second and a half.")
             .input_schema(R"({"type":"object","properties":{}})")
             .permission(kind)
             .concurrent()
@@ -139,7 +139,7 @@ absl::Status register_task_tools(sdk::plugin& p, const char* kind) {
                 if (const rapidjson::Value* content = sdk::member(*doc, "content"))
                   name = std::string(sdk::string_member(*content, "name").value_or(""));
               }
-              pause(call, 600);
+              pause(call, 1500);
               return sdk::result::text("Hello, " + name + "!");
             });
   }

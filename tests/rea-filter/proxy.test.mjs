@@ -234,6 +234,27 @@ test("cancelling mid-call reaches the upstream", only("calls"), async () => {
   assert.equal(entry.reason, "The client cancelled the call.");
 });
 
+test("a proxied call runs as a task, and tasks/cancel reaches the upstream", only("calls"), async () => {
+  const { client } = await connect("probe");
+  const { tools } = await client.listTools();  // the SDK learns which tools run as tasks
+  assert.equal(tools.find((t) => t.name === "wait_for_cancel").execution?.taskSupport, "optional");
+  const before = recorded(probeLog).filter((e) => "cancelled" in e).length;
+  const stream = client.experimental.tasks.callToolStream({ name: "wait_for_cancel", arguments: { ms: 30000 } },
+                                                          CallToolResultSchema);
+  const seen = [];
+  for await (const m of stream) {
+    seen.push(m.type);
+    if (m.type !== "taskCreated") continue;
+    await until("the call to reach the upstream",
+                () => recorded(probeLog).filter((e) => e.call === "wait_for_cancel").length > before);
+    assert.equal((await client.experimental.tasks.cancelTask(m.task.taskId)).status, "cancelled");
+  }
+  assert.equal(seen[0], "taskCreated");
+  assert.equal(seen.at(-1), "error");  // the SDK ends a cancelled task's stream with an error
+  await until("the upstream to record the cancellation",
+              () => recorded(probeLog).filter((e) => "cancelled" in e).length > before);
+});
+
 test("a tool list change is re-filtered and passed on, and upstream log messages arrive", only("calls"), async () => {
   const { client } = await connect("probe");
   let changes = 0;
@@ -253,6 +274,99 @@ test("a tool list change is re-filtered and passed on, and upstream log messages
   await client.callTool({ name: "log", arguments: { text: "mind the gap" } });
   await until("the upstream's log message", () => logs.some((l) => l.data === "mind the gap"));
   assert.equal(logs.find((l) => l.data === "mind the gap").level, "warning");
+});
+
+// A 2026-07-28 client over stdio: no initialize, every request carries its revision and
+// capabilities in _meta (what the SDK 2.x client pinned to 2026-07-28 sends).
+function modern(server, capabilities) {
+  const child = spawn(toolhost, ["--config", join(work, "toolhost.toml"), "--server", server],
+                      { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, REA_IDA_MCP_CONFIG: idaConfig } });
+  const messages = [];
+  let buffer = "";
+  child.stdout.on("data", (d) => {
+    buffer += d;
+    for (let i; (i = buffer.indexOf("\n")) >= 0; buffer = buffer.slice(i + 1)) messages.push(JSON.parse(buffer.slice(0, i)));
+  });
+  child.stderr.on("data", () => {});
+  let next = 1;
+  const send = (m) => child.stdin.write(JSON.stringify(m) + "\n");
+  return {
+    messages,
+    start(method, params = {}) {
+      const id = next++;
+      send({ jsonrpc: "2.0", id, method, params: { ...params, _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities, ...params._meta } } });
+      return id;
+    },
+    async answer(id, ms = 30000) {
+      let found;
+      await until(`the answer to request ${id}`, () => (found = messages.find((m) => m.id === id && m.method === undefined)), ms);
+      return found;
+    },
+    async request(method, params) { return this.answer(this.start(method, params)); },
+    cancel(id) { send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "enough" } }); },
+    close() { child.kill(); },
+  };
+}
+
+test("a 2026-07-28 client in front of server-everything: tools, progress, an upstream elicitation answered, a task", only("calls"), async () => {
+  const c = modern("everything", { elicitation: {}, extensions: { "io.modelcontextprotocol/tasks": {} } });
+  try {
+    const list = await c.request("tools/list");
+    assert.equal(list.result.resultType, "complete");
+    const names = list.result.tools.map((t) => t.name);
+    assert.ok(names.includes("trigger-long-running-operation") && !names.includes("get-env"), names.join(","));
+    assert.ok(list.result.tools.every((t) => t.execution === undefined), "2026-07-28 tools carry no execution");
+
+    // Progress of the upstream's operation reaches the call's token before its answer.
+    const id = c.start("tools/call", { name: "trigger-long-running-operation", arguments: { duration: 0.2, steps: 2 },
+                                       _meta: { progressToken: "p1" } });
+    const done = await c.answer(id);
+    assert.match(textOf(done.result), /Steps: 2/);
+    const answeredAt = c.messages.indexOf(done);
+    const progress = c.messages.slice(0, answeredAt).filter((m) => m.method === "notifications/progress" && m.params.progressToken === "p1");
+    assert.deepEqual(progress.map((m) => [m.params.progress, m.params.total]), [[1, 2], [2, 2]]);
+
+    // The upstream (2025-era) asks with elicitation/create; the 2026-07-28 client gets an
+    // input-required result, answers it, and the upstream gets the answer.
+    const first = await c.request("tools/call", { name: "trigger-elicitation-request", arguments: {} });
+    assert.equal(first.result.resultType, "input_required", JSON.stringify(first));
+    const [key] = Object.keys(first.result.inputRequests);
+    assert.equal(first.result.inputRequests[key].method, "elicitation/create");
+    assert.match(JSON.stringify(first.result.inputRequests[key].params.requestedSchema), /"name"/);
+    const second = await c.request("tools/call", { name: "trigger-elicitation-request", arguments: {},
+      inputResponses: { [key]: { action: "accept", content: { name: "Ada Lovelace" } } }, requestState: first.result.requestState });
+    assert.equal(second.result.resultType, "complete", JSON.stringify(second));
+    assert.match(textOf(second.result), /Name: Ada Lovelace/);
+
+    // A long upstream call becomes a task: its progress is the task's status message.
+    const created = await c.request("tools/call", { name: "trigger-long-running-operation", arguments: { duration: 2, steps: 4 } });
+    assert.equal(created.result.resultType, "task", JSON.stringify(created));
+    let task;
+    await until("the task to complete", async () => {
+      task = (await c.request("tasks/get", { taskId: created.result.taskId })).result;
+      return task.status === "completed";
+    });
+    assert.match(textOf(task.result), /Steps: 4/);
+  } finally {
+    c.close();
+  }
+});
+
+test("a 2026-07-28 client's cancellation reaches a 2025-era upstream", only("calls"), async () => {
+  const c = modern("probe", {});
+  try {
+    const before = recorded(probeLog).filter((e) => "cancelled" in e).length;
+    const calls = recorded(probeLog).filter((e) => e.call === "wait_for_cancel").length;
+    const id = c.start("tools/call", { name: "wait_for_cancel", arguments: { ms: 30000 } });
+    await until("the call to reach the upstream", () => recorded(probeLog).filter((e) => e.call === "wait_for_cancel").length > calls);
+    c.cancel(id);
+    await until("the upstream to record the cancellation", () => recorded(probeLog).filter((e) => "cancelled" in e).length > before);
+    await sleep(200);
+    assert.equal(c.messages.filter((m) => m.id === id).length, 0, "a cancelled request gets no answer");
+  } finally {
+    c.close();
+  }
 });
 
 test("the ida server runs the upstream its REA_IDA_MCP_CONFIG names, with no filter", only("calls"), async () => {
