@@ -51,10 +51,12 @@ void session::resources_read(const request_ptr& request, const rapidjson::Value*
   call->id = request->id;
   call->name = uri;
   call->request = request;
+  if (!begin_input_rounds(request, params, uri, "", *call)) return;
   run_async(request, [this, request, uri, call] {
     call_context context(shared_from_this(), call);
     sdk::string_writer out;
     const toolhost_status_t s = server_.catalog().read_resource(context.raw(), uri, out);
+    if (answered_with_input_round(request, *call)) return;  // it asked the person something
     if (s == TOOLHOST_OK && !is_json_object(out.text())) {
       return respond_error(
           request, jsonrpc::kInternalError,
@@ -136,10 +138,12 @@ void session::prompts_get(const request_ptr& request, const rapidjson::Value* pa
   call->id = request->id;
   call->name = name;
   call->request = request;
+  if (!begin_input_rounds(request, params, name, args, *call)) return;
   run_async(request, [this, request, name, args, call] {
     call_context context(shared_from_this(), call);
     sdk::string_writer out;
     const toolhost_status_t s = server_.catalog().get_prompt(context.raw(), name, args, out);
+    if (answered_with_input_round(request, *call)) return;  // it asked the person something
     if (s == TOOLHOST_OK && !is_json_object(out.text())) {
       return respond_error(
           request, jsonrpc::kInternalError,
