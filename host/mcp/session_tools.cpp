@@ -126,6 +126,9 @@ std::string session::run_tool(const std::shared_ptr<call_state>& call, const std
         const int32_t status = client_request(*call, "elicitation/create", policy::approval_request(message, schema), 0,
                                               answer, "toolhost_approval");
         if (status == TOOLHOST_ERR_UNSUPPORTED) return std::nullopt;  // the client cannot be asked
+        if (status == TOOLHOST_ERR_CANCELLED && call->input_rounds && !call->cancelled) {
+          return policy::answer{.pending = true};  // asked in this round's input-required result
+        }
         return policy::read_approval(status == TOOLHOST_OK, answer);
       });
   if (!d.allowed) return sdk::result::error(d.message).to_json();

@@ -599,6 +599,9 @@ class connection : public connection_table::member, public std::enable_shared_fr
       ++watch_;  // the peer watch ends with the stream
       beast::error_code ignored;
       socket_.socket().cancel(ignored);
+      // 2026-07-28: a stream closed before its answer is the request's cancellation (said, and
+      // done, before its session closes and ends the stream).
+      if (stateless_) stateless_->abandon(stream_);
     }
     stream_.reset();
     session_.reset();
