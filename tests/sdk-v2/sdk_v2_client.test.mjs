@@ -157,6 +157,17 @@ for (const kind of ["stdio", "http"]) {
     assert.equal(next.content[0].text, "This is a simple text response for testing.");
   });
 
+  test(`${kind}: a prompt that asks the user first renders with the answer; a missing resource is -32602`, async (t) => {
+    const c = await open(kind, { answers: [{ action: "accept", content: { context: "the page tables" } }] });
+    t.after(c.close);
+    const prompt = await c.client.getPrompt({ name: "test_input_required_result_prompt", arguments: {} });
+    assert.equal(prompt.messages[0].content.text, "Use this context: the page tables");
+    assert.deepEqual(c.asked.map((q) => q.message), ["What context should the prompt use?"]);
+    assert.equal(sent(c.wire, "prompts/get").length, 2, "one round for the question, one with the answer");
+    await assert.rejects(c.client.readResource({ uri: "test://no-such-resource" }),
+                         (e) => e.code === -32602 && /Resource not found/.test(e.message));
+  });
+
   test(`${kind}: a tool list change is seen through subscriptions/listen`, async (t) => {
     const c = await open(kind);
     t.after(c.close);
