@@ -63,9 +63,13 @@ void session::resources_read(const request_ptr& request, const rapidjson::Value*
           cat("Could not read ", uri, ": the plugin's answer is not a JSON object (a ReadResourceResult)"));
     }
     if (s == TOOLHOST_OK) return respond(request, out.take());
-    if (s == TOOLHOST_ERR_NOT_FOUND) {  // 2026-07-28 made it -32602; earlier revisions say -32002
+    if (s == TOOLHOST_ERR_NOT_FOUND) {
+      // The plugin's own sentence says why (which record, which process), when it gave one.
+      const std::string why = is_json_object(out.text()) ? "" : out.text();
+      const std::string what = why.empty() ? uri : why.find(uri) != std::string::npos ? why : cat(uri, ": ", why);
+      // 2026-07-28 made it -32602; earlier revisions say -32002.
       return respond_error(request, request->stateless ? jsonrpc::kInvalidParams : jsonrpc::kResourceNotFound,
-                           cat("Resource not found: ", uri), cat(R"({"uri":)", sdk::quote(uri), "}"));
+                           cat("Resource not found: ", what), cat(R"({"uri":)", sdk::quote(uri), "}"));
     }
     respond_error(request, jsonrpc::kInternalError,
                   cat("Could not read ", uri, ": ", out.text().empty() ? "the plugin failed" : out.text()));
