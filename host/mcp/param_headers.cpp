@@ -154,7 +154,10 @@ std::string mismatch(const std::vector<annotation>& annotations, const rapidjson
     const std::string lower = absl::AsciiStrToLower(a.header);
     const std::string* raw = nullptr;
     for (const auto& [name, value] : headers) {
-      if (name == lower) raw = &value;
+      if (name != lower) continue;
+      // Two values: a gateway may have acted on the one this check would not read.
+      if (raw != nullptr) return cat("the Mcp-Param-", a.header, " header came more than once");
+      raw = &value;
     }
     const rapidjson::Value* value = value_at(arguments, a.path);
     const std::string where = absl::StrJoin(a.path, ".");

@@ -59,8 +59,8 @@ std::vector<std::pair<std::string, std::string_view>> param_headers(const bhttp:
   std::vector<std::pair<std::string, std::string_view>> out;
   for (const auto& field : req) {
     const std::string_view name = sv(field.name_string());
-    if (name.size() <= kPrefix.size() ||
-        !absl::EqualsIgnoreCase(absl::string_view(name.data(), kPrefix.size()), "mcp-param-")) {
+    if (name.size() <= kPrefix.size() || !absl::EqualsIgnoreCase(absl::string_view(name.data(), kPrefix.size()),
+                                                                 absl::string_view(kPrefix.data(), kPrefix.size()))) {
       continue;
     }
     const std::string_view suffix = name.substr(kPrefix.size());

@@ -71,6 +71,8 @@ TEST_CASE("Mcp-Param-* headers must agree with the arguments they mirror", "[hea
   // An argument that is absent or null has no header, and a header for it disagrees.
   CHECK(mismatch(kSchema, R"({"region":"r","n":null})", {{"region", "r"}}).empty());
   CHECK_FALSE(mismatch(kSchema, R"({"region":"r"})", {{"region", "r"}, {"n", "1"}}).empty());
+  CHECK_THAT(mismatch(kSchema, args, {{"region", "us-west1"}, {"region", "eu"}, {"n", "42"}, {"flag", "true"}}),
+             Catch::Contains("more than once"));
   // Headers no annotation names are not this check's business.
   CHECK(mismatch(kSchema, R"({})", {{"other", "x"}}).empty());
 }
