@@ -34,11 +34,14 @@ constexpr int kStartSeconds = 60;
 // doubling up to 8 s.
 constexpr auto kFirstBackoff = std::chrono::milliseconds(250);
 constexpr auto kMaxBackoff = std::chrono::seconds(8);
-// How long a call reads the socket for its own answer before it sleeps (see call()). An echo's
-// round trip through a child that lingers is ~15 us on a 2-core machine; waking a sleeping thread
-// costs 25-60 us there (host/mcp/worker_pool.cpp), and the old path woke four: the child's reader,
-// its worker, the parent's reader and the caller (+77-129 us p50 in bench/mcp). Like the worker
-// pool's linger, at most this much CPU per call is spent on it.
+// How long a call reads the socket for its own answer before it sleeps (see call()). Each thread
+// that sleeps on the way costs a wake-up: 25-60 us where an idle virtual CPU must be woken
+// (host/mcp/worker_pool.cpp), ~5 us on a busy one. The old path slept in four places (the child's
+// reader, its worker, the parent's reader, this thread) and added 77-129 us p50 to an echo in
+// bench/mcp. A 64-byte socketpair round trip on the 2-core test machine (load 6) takes 11.3 us
+// p50 with both ends asleep in recv() and 6.6 us with both spinning; with this thread and the
+// child's reader both looking at the socket, an isolated echo adds -8 to +12 us p50 (3 runs).
+// Like the worker pool's linger, at most this much CPU per call is spent on it.
 constexpr auto kSpin = std::chrono::microseconds(200);
 // How long the background reader stays off the socket after a call last read it (read_frames()).
 constexpr auto kReaderRest = std::chrono::milliseconds(10);
