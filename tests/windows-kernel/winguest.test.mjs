@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { toolhostEnv } from "../toolhost_env.mjs";
 
 const TOOLHOST = process.env.TOOLHOST;
 const PLUGINS = process.env.PLUGINS_DIR;
@@ -101,7 +102,7 @@ symbol_path = ${JSON.stringify(GUEST)}
 `,
   );
   const client = new Client({ name: "toolhost-winguest-test", version: "1.0.0" });
-  await client.connect(new StdioClientTransport({ command: TOOLHOST, args: ["--config", config], stderr: "pipe" }));
+  await client.connect(new StdioClientTransport({ command: TOOLHOST, args: ["--config", config], env: toolhostEnv(), stderr: "pipe" }));
   clients.push(client);
   return client;
 }
