@@ -1,7 +1,8 @@
 // Issue 19's acceptance on the Windows-shaped QEMU test guest (tests/guest/windows), through
 // toolhost over MCP stdio with the official TypeScript SDK client, over the gdb backend (QEMU's
 // gdbstub), the memory backend (the VM's RAM), the dump backend (a `.dump /f` of the guest) and
-// the kd backend (kd-sim serving a snapshot of the guest over a lossy wire).
+// the kd backend (kd-sim serving a snapshot of the guest over a lossy wire) and the kdnet backend
+// (kdnet-sim carrying that kd-sim's KD packets over KDNET, losing and corrupting datagrams).
 // Expected values come from the guest's own report on COM1 (winguest-layout) and from QEMU's
 // `gva2gpa` over QMP, never from the debugger.
 import { test, before, after } from "node:test";
@@ -9,6 +10,7 @@ import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, readFileSync, rmSync, existsSync } from "node:fs";
 import { createConnection } from "node:net";
+import { createSocket } from "node:dgram";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -18,6 +20,7 @@ const TOOLHOST = process.env.TOOLHOST;
 const PLUGINS = process.env.PLUGINS_DIR;
 const GUEST = process.env.WINGUEST_DIR; // images, PDBs (a symbol path), run-winguest, winguest-layout
 const KD_SIM = process.env.KD_SIM; // tests/kd-sim, which serves a snapshot of the guest over KDCOM
+const KDNET_SIM = process.env.KDNET_SIM; // tests/kdnet-sim, which carries kd-sim's KD packets over KDNET
 const dir = mkdtempSync(join(tmpdir(), "toolhost-winguest-"));
 const guests = [];
 const sims = [];
@@ -95,7 +98,7 @@ async function connect() {
 default_server = "nt"
 [servers.nt]
 description = "issue 19 acceptance"
-plugins = ["debugger", "gdb-backend", "memory-backend", "dump-backend", "kd-backend"]
+plugins = ["debugger", "gdb-backend", "memory-backend", "dump-backend", "kd-backend", "kdnet-backend"]
 [servers.nt.settings.debugger]
 symbol_path = ${JSON.stringify(GUEST)}
 `,
@@ -211,7 +214,7 @@ async function inspect(client, g, backend, translations) {
 }
 
 before(() => {
-  assert.ok(TOOLHOST && PLUGINS && GUEST && KD_SIM, "TOOLHOST, PLUGINS_DIR, WINGUEST_DIR and KD_SIM must be set");
+  assert.ok(TOOLHOST && PLUGINS && GUEST && KD_SIM && KDNET_SIM, "TOOLHOST, PLUGINS_DIR, WINGUEST_DIR, KD_SIM and KDNET_SIM must be set");
 });
 
 after(async () => {
@@ -365,17 +368,7 @@ test("kd (kd-sim serving the guest, 10% loss, 5% corruption): processes, scope, 
   const snapshot = join(dir, "snapshot");
   execFileSync(join(GUEST, "winguest-snapshot"), [snapshot], { stdio: "ignore" });
   const L = JSON.parse(readFileSync(join(snapshot, "layout.json"), "utf8"));
-  const sock = join(dir, "kd.sock");
-  const sim = spawn(
-    KD_SIM,
-    ["--listen", `unix:${sock}`, "--control", `unix:${join(dir, "kd.ctl")}`, "--winguest", snapshot, "--drop", "0.10", "--corrupt", "0.05", "--seed", "19"],
-    { stdio: ["ignore", "pipe", "ignore"] },
-  );
-  sims.push(sim);
-  await new Promise((ok, fail) => {
-    sim.stdout.once("data", (d) => (String(d).startsWith("ready") ? ok() : fail(new Error(String(d)))));
-    sim.once("exit", (c) => fail(new Error(`kd-sim exited with ${c}`)));
-  });
+  const { sock } = await kd_sim("kd", snapshot, ["--drop", "0.10", "--corrupt", "0.05", "--seed", "19"]);
   const client = await connect();
   const opened = await client.callTool({ name: "open", arguments: { backend: "kd", connect: sock } }, undefined, { timeout: 120000 });
   assert.notEqual(opened.isError, true, text(opened));
@@ -411,5 +404,141 @@ test("kd (kd-sim serving the guest, 10% loss, 5% corruption): processes, scope, 
   assert.equal(step.json.target.coherent, true);
   const again = await run(client, "!process 0 0");
   assert.equal((again.text.match(/^PROCESS /gm) || []).length, L.processes.length, again.text);
+  await client.callTool({ name: "close", arguments: {} });
+});
+
+// kd-sim serving a snapshot of the guest; resolves once it listens.
+async function kd_sim(name, snapshot, faults = []) {
+  const sock = join(dir, name + ".kd.sock");
+  const ctl = join(dir, name + ".kd.ctl");
+  const sim = spawn(KD_SIM, ["--listen", `unix:${sock}`, "--control", `unix:${ctl}`, "--winguest", snapshot, ...faults], {
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  sims.push(sim);
+  await new Promise((ok, fail) => {
+    sim.stdout.once("data", (d) => (String(d).startsWith("ready") ? ok() : fail(new Error(String(d)))));
+    sim.once("exit", (c) => fail(new Error(`kd-sim exited with ${c}`)));
+  });
+  return { sock, ctl };
+}
+
+// One line to kd-sim's control channel, one line back.
+function control(ctl, line) {
+  return new Promise((ok, fail) => {
+    const s = createConnection(ctl);
+    let got = "";
+    s.on("data", (d) => {
+      got += d;
+      if (got.includes("\n")) {
+        s.end();
+        ok(got.slice(0, got.indexOf("\n")));
+      }
+    });
+    s.on("error", fail);
+    s.write(line + "\n");
+  });
+}
+
+// kdnet-sim carrying a KDCOM target's packets to toolhost's KDNET listener on a free UDP port.
+const KDNET_KEY = "1.z.10.3w5e11264sgsf";
+async function kdnet_sim(kd_sock, seed) {
+  const port = await new Promise((ok) => {
+    const s = createSocket("udp4");
+    s.bind(0, "127.0.0.1", () => {
+      const p = s.address().port;
+      s.close(() => ok(p));
+    });
+  });
+  const args = ["--port", String(port), "--key", KDNET_KEY, "--drop", "0.10", "--corrupt", "0.05", "--seed", String(seed)];
+  const sim = spawn(KDNET_SIM, [...args, "--poke-ms", "500", "--kd-target", `unix:${kd_sock}`], { stdio: ["pipe", "pipe", "ignore"] });
+  sims.push(sim);
+  const lines = [];
+  sim.stdout.on("data", (d) => lines.push(...String(d).split("\n").filter(Boolean)));
+  const stats = async () => {
+    const before = lines.length;
+    sim.stdin.write("stats\n");
+    for (let i = 0; i < 100 && lines.length === before; i++) await sleep(20);
+    return JSON.parse(lines[lines.length - 1]);
+  };
+  return { connect: `127.0.0.1:${port}`, stats };
+}
+
+test("kdnet (kdnet-sim carrying kd-sim's guest, 10% loss, 5% corruption): every check, k, the encoded KDBG, .reboot", async () => {
+  const snapshot = join(dir, "kdnet-snapshot");
+  execFileSync(join(GUEST, "winguest-snapshot"), [snapshot], { stdio: "ignore" });
+  const L = JSON.parse(readFileSync(join(snapshot, "layout.json"), "utf8"));
+  const kd = await kd_sim("kdnet", snapshot);
+  const net = await kdnet_sim(kd.sock, 19);
+  const client = await connect();
+  const opened = await client.callTool(
+    { name: "open", arguments: { backend: "kdnet", connect: net.connect, key: KDNET_KEY } },
+    undefined,
+    { timeout: 120000 },
+  );
+  assert.notEqual(opened.isError, true, text(opened));
+
+  // Round trips: the KD requests that reach the target for !process 0 0 after discovery (counted
+  // by kd-sim), as the kd test counts them.
+  const discovered = await run(client, "vertarget");
+  assert.ok(discovered.text.includes("Kernel base = 0x" + addr(L.kernel_base)), discovered.text);
+  await control(kd.ctl, "requests reset");
+  const listed = await run(client, "!process 0 0");
+  assert.equal((listed.text.match(/^PROCESS /gm) || []).length, L.processes.length, listed.text);
+  const requests = Number(/total=(\d+)/.exec(await control(kd.ctl, "requests"))[1]);
+  console.log(`kdnet: !process 0 0 cost ${requests} KD requests for ${L.processes.length} processes`);
+  assert.ok(requests > 0 && requests <= 2 * L.processes.length + 4, `${requests} KD requests`);
+
+  // The checks every backend passes; the guest's own report of each page's physical address is
+  // what QEMU's gva2gpa gave the gdb test (the snapshot is the same machine, stopped).
+  const translations = {};
+  for (const kind of ["4k", "2m", "1g", "paged_valid"]) translations[L.pages[kind].va] = big(L.pages[kind].pa);
+  await inspect(client, { layout: L }, "kdnet", translations);
+
+  // The break-in stop's stack through .pdata.
+  const k = await run(client, "k", "json");
+  const names = k.json.result.frames.map((f) => f.symbol.replace(/\+0x[0-9a-f]+$/, ""));
+  assert.equal(names[names.length - 1], "nt!KiStartSystemThread", k.text);
+  assert.ok(names.slice(1).every((n) => L.call_chain.includes(n.slice(3))), k.text);
+  assert.ok(k.json.result.frames.slice(1).every((f) => f.unwind === "pdata"), k.text);
+
+  // The wire really was lossy, and every KD packet crossed it.
+  const s = await net.stats();
+  assert.ok(s.dropped > 0 && s.corrupted > 0 && s.rejected > 0, JSON.stringify(s));
+  console.log(`kdnet: ${s.relayed_requests} KD packets relayed, ${s.dropped} datagrams lost, ${s.corrupted} corrupted, ${s.retransmits} retransmits`);
+
+  // After a reboot (kd-sim restarts its machine; kdnet keys a new session): "rediscovery pending"
+  // until the kernel is found again at the next stop.
+  const reboot = await run(client, ".reboot", "json");
+  assert.match(trailer(reboot.text), /\| rediscovery pending\]$/, reboot.text);
+  assert.equal(reboot.json.target.coherent, false);
+  const stale = await run(client, "!process 0 0");
+  assert.equal(stale.error, true);
+  assert.match(stale.text, /rebooted and its kernel is not found again yet/);
+  const step = await run(client, "t", "json");
+  assert.match(trailer(step.text), /\| process System \(4\)\]$/, step.text);
+  assert.equal(step.json.target.coherent, true);
+  const again = await run(client, "!process 0 0");
+  assert.equal((again.text.match(/^PROCESS /gm) || []).length, L.processes.length, again.text);
+  assert.ok((await net.stats()).transport_restarts >= 1);
+  await client.callTool({ name: "close", arguments: {} });
+
+  // The encoded-KDBG guest over kdnet: decoded with the keys in its memory.
+  const encoded = join(dir, "kdnet-encoded");
+  execFileSync(join(GUEST, "winguest-snapshot"), [encoded, "--", "-append", "kdbg=encoded"], { stdio: "ignore" });
+  const E = JSON.parse(readFileSync(join(encoded, "layout.json"), "utf8"));
+  assert.equal(E.kdbg.encoded, true);
+  const kd2 = await kd_sim("kdnet-encoded", encoded);
+  const net2 = await kdnet_sim(kd2.sock, 23);
+  const reopened = await client.callTool(
+    { name: "open", arguments: { backend: "kdnet", connect: net2.connect, key: KDNET_KEY } },
+    undefined,
+    { timeout: 120000 },
+  );
+  assert.notEqual(reopened.isError, true, text(reopened));
+  const version = await run(client, "vertarget", "json");
+  assert.ok(version.text.includes(`KDBG at ${addr(E.kdbg.address)} (encoded; decoded with KiWaitNever`), version.text);
+  assert.equal(version.json.result.kdbg_encoded, true);
+  const all = await run(client, "!process 0 0");
+  assert.equal((all.text.match(/^PROCESS /gm) || []).length, E.processes.length, all.text);
   await client.callTool({ name: "close", arguments: {} });
 });
