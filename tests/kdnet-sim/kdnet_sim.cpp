@@ -912,6 +912,7 @@ void simulator::run() {
 
 void simulator::reboot() {
   std::lock_guard lock(s_->m);
+  if (s_->relay) return;  // the KDCOM target's machine reboots through its own control channel
   s_->reboot_now();
 }
 
@@ -943,6 +944,7 @@ size_t simulator::breakpoints_in_table() const {
 
 void simulator::inject(bool same, int processor) {
   std::lock_guard lock(s_->m);
+  if (s_->relay) return;
   s_->inject = same ? state::injection::same : state::injection::processor;
   s_->inject_cpu = processor;
 }

@@ -12,6 +12,10 @@
 // rip at its int3, which the debugger must step over; a halted target sends its state change
 // until it is acknowledged and again on RESET or RESEND. It can drop and corrupt datagrams both
 // ways.
+//
+// With options.kd_target it serves no machine of its own: the KD packets it carries are those of
+// a KDCOM target (kd-sim serving the Windows-shaped guest's snapshot, or a live guest), reached
+// through kdcom_link; its KDNET transport is the same either way.
 #pragma once
 
 #include <atomic>
