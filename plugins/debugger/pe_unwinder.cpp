@@ -246,7 +246,8 @@ std::shared_ptr<const frame_unwinder> make_pe_unwinder(std::shared_ptr<const pe:
 std::shared_ptr<const frame_unwinder> unwinder_from_image_file(const symbols::symbol_path& path,
                                                                const std::string& file_name, const pe::image& loaded,
                                                                uint64_t base, std::chrono::milliseconds timeout,
-                                                               std::function<bool()> cancelled, std::string& problem) {
+                                                               std::function<bool()> cancelled, std::string& where,
+                                                               std::string& problem) {
   const pe::headers& h = loaded.header();
   if (path.empty() || file_name.empty()) {
     problem = "its .pdata is not in memory and the symbol path is empty";
@@ -273,6 +274,8 @@ std::shared_ptr<const frame_unwinder> unwinder_from_image_file(const symbols::sy
     if (!result.notes.empty()) problem += ": " + result.notes.back();
     return nullptr;
   }
+  where =
+      result.found->downloaded ? result.found->path + ", downloaded from " + result.found->origin : result.found->path;
   return make_pe_unwinder(std::move(file), base);
 }
 

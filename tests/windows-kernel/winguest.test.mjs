@@ -8,9 +8,10 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, readFileSync, rmSync, existsSync } from "node:fs";
+import { mkdtempSync, writeFileSync, readFileSync, rmSync, existsSync, mkdirSync, copyFileSync, readdirSync } from "node:fs";
 import { createConnection } from "node:net";
 import { createSocket } from "node:dgram";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -25,6 +26,7 @@ const dir = mkdtempSync(join(tmpdir(), "toolhost-winguest-"));
 const guests = [];
 const sims = [];
 const clients = [];
+const servers = [];
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const big = (s) => BigInt(s);
@@ -131,6 +133,59 @@ function section(file, name) {
   throw new Error(`${file} has no ${name} section`);
 }
 
+// The symbol-store keys of a PE file and of its PDB, from its header and its CodeView record:
+// TimeDateStamp (%08X) + SizeOfImage (%x), and the PDB's GUID + age (%x), as symstore files them.
+function store_keys(file) {
+  const b = readFileSync(file);
+  const pe = b.readUInt32LE(0x3c);
+  const optional = pe + 24;
+  const image = b.readUInt32LE(pe + 8).toString(16).toUpperCase().padStart(8, "0") + b.readUInt32LE(optional + 56).toString(16);
+  const debug_rva = b.readUInt32LE(optional + 112 + 6 * 8);
+  // The debug directory's file offset, through the section that holds it.
+  const count = b.readUInt16LE(pe + 6);
+  let at = optional + b.readUInt16LE(pe + 20);
+  let debug = -1;
+  for (let i = 0; i < count; i++, at += 40) {
+    const va = b.readUInt32LE(at + 12), size = b.readUInt32LE(at + 16), raw = b.readUInt32LE(at + 20);
+    if (debug_rva >= va && debug_rva < va + size) debug = raw + debug_rva - va;
+  }
+  const cv = b.readUInt32LE(debug + 24); // PointerToRawData of the first entry (CodeView)
+  assert.equal(b.toString("latin1", cv, cv + 4), "RSDS", `${file}: no CodeView record`);
+  const g = b.subarray(cv + 4, cv + 20);
+  const guid =
+    g.readUInt32LE(0).toString(16).padStart(8, "0") +
+    g.readUInt16LE(4).toString(16).padStart(4, "0") +
+    g.readUInt16LE(6).toString(16).padStart(4, "0") +
+    g.subarray(8).toString("hex");
+  const pdb = b.toString("latin1", cv + 24, b.indexOf(0, cv + 24)).split(/[\\/]/).pop();
+  return { image, pdb, pdb_key: guid.toUpperCase() + b.readUInt32LE(cv + 20).toString(16) };
+}
+
+// A symbol server on loopback holding the guest's images and PDBs in a two-level store
+// (<name>/<key>/<name>), logging each request.
+async function symbol_server() {
+  const root = join(dir, "store");
+  for (const name of readdirSync(GUEST).filter((n) => /\.(exe|dll|sys)$/.test(n))) {
+    const keys = store_keys(join(GUEST, name));
+    for (const [file, key] of [[name, keys.image], [keys.pdb, keys.pdb_key]]) {
+      mkdirSync(join(root, file, key), { recursive: true });
+      copyFileSync(join(GUEST, file), join(root, file, key, file));
+    }
+  }
+  const requests = [];
+  const server = createServer((req, res) => {
+    const file = join(root, decodeURIComponent(req.url));
+    const found = !req.url.includes("..") && existsSync(file) && !file.endsWith("/");
+    requests.push(`${req.url} ${found ? 200 : 404}`);
+    const body = found ? readFileSync(file) : Buffer.alloc(0);
+    res.writeHead(found ? 200 : 404, { "Content-Length": body.length });
+    res.end(body);
+  });
+  servers.push(server);
+  await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
+  return { url: `http://127.0.0.1:${server.address().port}`, requests };
+}
+
 // db's bytes for bytes 16..31 of a process's page: byte k is (k * mul + add) & 0xff after the
 // 16-byte signature.
 function page_bytes(page) {
@@ -220,6 +275,7 @@ before(() => {
 after(async () => {
   for (const c of clients) await c.close().catch(() => {});
   for (const p of sims) p.kill();
+  for (const s of servers) s.close();
   for (const g of guests) {
     try {
       process.kill(-g.child.pid, "SIGTERM");
@@ -361,6 +417,26 @@ test("the encoded-KDBG guest: the KDBG is decoded with the keys in its memory; k
   );
   const lmv = await run(client, "lmv m nt");
   assert.match(lmv.text, /Unwind data: +from the image file on the symbol path/, lmv.text);
+
+  // The same from a symbol server (srv*cache*URL), as WinDbg fetches a missing image: the store
+  // key is the loaded header's TimeDateStamp and SizeOfImage.
+  const store = await symbol_server();
+  const nt_key = store_keys(join(GUEST, "ntoskrnl.exe")).image;
+  const cache = join(dir, "symcache");
+  const sympath = await run(client, `.sympath srv*${cache}*${store.url}`);
+  assert.equal(sympath.error, false, sympath.text);
+  await run(client, ".reload /f");
+  const served = await run(client, "k", "json");
+  assert.deepEqual(
+    served.json.result.frames.map((f) => f.symbol.replace(/\+0x[0-9a-f]+$/, "")),
+    chain.map((f) => "nt!" + f),
+    served.text,
+  );
+  assert.ok(served.json.result.frames.slice(1).every((f) => f.unwind === "pdata"), served.text);
+  assert.ok(store.requests.includes(`/ntoskrnl.exe/${nt_key}/ntoskrnl.exe 200`), store.requests.join("\n"));
+  assert.ok(existsSync(join(cache, "ntoskrnl.exe", nt_key, "ntoskrnl.exe")), "the image is kept in the cache");
+  const served_lmv = await run(client, "lmv m nt");
+  assert.ok(served_lmv.text.includes(`Unwind data:`) && served_lmv.text.includes(`${store.url}/ntoskrnl.exe/${nt_key}/ntoskrnl.exe`), served_lmv.text);
   await client.callTool({ name: "close", arguments: {} });
 });
 
