@@ -33,12 +33,15 @@ class pe_unwinder final : public frame_unwinder {
     step.caller = regs;
     for (int r : kVolatile) step.caller.value[r].reset();
     unwind_registers& c = step.caller;
-    // A return address belongs to the call before it (a call can be a function's last instruction).
-    const std::optional<pe::runtime_function> entry = lookup(activation ? rva : rva - 1);
+    // The function entry of the address itself, return addresses included, as RtlVirtualUnwind
+    // takes ControlPc (Windows compilers never end a function with a call, so a return address is
+    // inside its caller). An interrupted rip reported as a return address (a break-in on a
+    // function's first instruction) then still unwinds.
+    const std::optional<pe::runtime_function> entry = lookup(rva);
     if (!entry) {
-      // Only frame 0 can be a leaf function (no .pdata entry, rsp untouched): its return address
-      // is at rsp. A caller without one is not ours to unwind.
-      if (!activation) return std::nullopt;
+      // A leaf function (no .pdata entry, rsp untouched): its return address is at rsp. Windows
+      // takes any frame without an entry so (RtlDispatchException, RtlWalkFrameChain), which is
+      // what an interrupted leaf function reported as a caller needs.
       return pop_return(c, memory) ? std::optional<unwinder_step>(step) : std::nullopt;
     }
     auto info = image_->unwind(entry->unwind_info);

@@ -577,6 +577,21 @@ test("kdnet (kdnet-sim carrying kd-sim's guest, 10% loss, 5% corruption): every 
   assert.ok(names.slice(1).every((n) => L.call_chain.includes(n.slice(3))), k.text);
   assert.ok(k.json.result.frames.slice(1).every((f) => f.unwind === "pdata"), k.text);
 
+  // A break-in that lands on a leaf function's first instruction (QEMU stops a guest at the start
+  // of a translation block, often a function's entry) reports that rip as DbgBreakPointWithStatus's
+  // return address: made here from this stop, the same chain with nt!ExAllocatePoolWithTag (a leaf,
+  // no .pdata entry) between them, as RtlVirtualUnwind walks it.
+  const sp = big("0x" + /rsp=([0-9a-f]+)/.exec((await run(client, "r rsp")).text)[1]);
+  assert.equal((await run(client, `r rsp=${hex(sp - 8n)}`)).error, false);
+  assert.equal((await run(client, `eq ${hex(sp - 8n)} nt!ExAllocatePoolWithTag`)).error, false);
+  const entry = await run(client, "k", "json");
+  assert.deepEqual(
+    entry.json.result.frames.map((f) => f.symbol.replace(/\+0x[0-9a-f]+$/, "")),
+    [names[0], "nt!ExAllocatePoolWithTag", ...names.slice(1)],
+    entry.text,
+  );
+  assert.equal((await run(client, `r rsp=${hex(sp)}`)).error, false);
+
   // The wire really was lossy, and every KD packet crossed it.
   const s = await net.stats();
   assert.ok(s.dropped > 0 && s.corrupted > 0 && s.rejected > 0, JSON.stringify(s));
