@@ -1,10 +1,12 @@
 // Issue 19's acceptance on the Windows-shaped QEMU test guest (tests/guest/windows), through
 // toolhost over MCP stdio with the official TypeScript SDK client, over the gdb backend (QEMU's
 // gdbstub), the memory backend (the VM's RAM), the dump backend (a `.dump /f` of the guest) and
-// the kd backend (kd-sim serving a snapshot of the guest over a lossy wire) and the kdnet backend
-// (kdnet-sim carrying that kd-sim's KD packets over KDNET, losing and corrupting datagrams).
+// the kd backend (kd-sim serving a snapshot of the guest over a lossy wire, and kd-sim driving
+// the running guest through QEMU's gdbstub: the live KD target).
 // Expected values come from the guest's own report on COM1 (winguest-layout) and from QEMU's
 // `gva2gpa` over QMP, never from the debugger.
+// The kdnet backend: kdnet-sim carrying a kd-sim's KD packets over KDNET, losing and corrupting
+// datagrams.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
@@ -20,7 +22,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 const TOOLHOST = process.env.TOOLHOST;
 const PLUGINS = process.env.PLUGINS_DIR;
 const GUEST = process.env.WINGUEST_DIR; // images, PDBs (a symbol path), run-winguest, winguest-layout
-const KD_SIM = process.env.KD_SIM; // tests/kd-sim, which serves a snapshot of the guest over KDCOM
+const KD_SIM = process.env.KD_SIM; // tests/kd-sim: serves a snapshot of the guest, or the running guest, over KDCOM
 const KDNET_SIM = process.env.KDNET_SIM; // tests/kdnet-sim, which carries kd-sim's KD packets over KDNET
 const dir = mkdtempSync(join(tmpdir(), "toolhost-winguest-"));
 const guests = [];
@@ -90,6 +92,34 @@ async function gva2gpa(socket, addresses) {
   sock.end();
   await sleep(200); // QEMU's QMP socket serves one client at a time: let the backend have it
   return out;
+}
+
+// One line to kd-sim's control channel; resolves with its one-line answer.
+function control(socket, line) {
+  return new Promise((ok, fail) => {
+    const sock = createConnection(socket);
+    let answer = "";
+    sock.on("error", fail);
+    sock.on("data", (d) => {
+      answer += d;
+      if (answer.includes("\n")) {
+        sock.end();
+        ok(answer.trim());
+      }
+    });
+    sock.write(line + "\n");
+  });
+}
+
+// Starts kd-sim with `args`; resolves once it says ready.
+async function start_kd_sim(args) {
+  const sim = spawn(KD_SIM, args, { stdio: ["ignore", "pipe", "inherit"] });
+  sims.push(sim);
+  await new Promise((ok, fail) => {
+    sim.stdout.once("data", (d) => (String(d).startsWith("ready") ? ok() : fail(new Error(String(d)))));
+    sim.once("exit", (c) => fail(new Error(`kd-sim exited with ${c}`)));
+  });
+  return sim;
 }
 
 async function connect() {
@@ -444,7 +474,10 @@ test("kd (kd-sim serving the guest, 10% loss, 5% corruption): processes, scope, 
   const snapshot = join(dir, "snapshot");
   execFileSync(join(GUEST, "winguest-snapshot"), [snapshot], { stdio: "ignore" });
   const L = JSON.parse(readFileSync(join(snapshot, "layout.json"), "utf8"));
-  const { sock } = await kd_sim("kd", snapshot, ["--drop", "0.10", "--corrupt", "0.05", "--seed", "19"]);
+  const sock = join(dir, "kd.sock");
+  await start_kd_sim(
+    ["--listen", `unix:${sock}`, "--control", `unix:${join(dir, "kd.ctl")}`, "--winguest", snapshot, "--drop", "0.10", "--corrupt", "0.05", "--seed", "19"],
+  );
   const client = await connect();
   const opened = await client.callTool({ name: "open", arguments: { backend: "kd", connect: sock } }, undefined, { timeout: 120000 });
   assert.notEqual(opened.isError, true, text(opened));
@@ -483,38 +516,6 @@ test("kd (kd-sim serving the guest, 10% loss, 5% corruption): processes, scope, 
   await client.callTool({ name: "close", arguments: {} });
 });
 
-// kd-sim serving a snapshot of the guest; resolves once it listens.
-async function kd_sim(name, snapshot, faults = []) {
-  const sock = join(dir, name + ".kd.sock");
-  const ctl = join(dir, name + ".kd.ctl");
-  const sim = spawn(KD_SIM, ["--listen", `unix:${sock}`, "--control", `unix:${ctl}`, "--winguest", snapshot, ...faults], {
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  sims.push(sim);
-  await new Promise((ok, fail) => {
-    sim.stdout.once("data", (d) => (String(d).startsWith("ready") ? ok() : fail(new Error(String(d)))));
-    sim.once("exit", (c) => fail(new Error(`kd-sim exited with ${c}`)));
-  });
-  return { sock, ctl };
-}
-
-// One line to kd-sim's control channel, one line back.
-function control(ctl, line) {
-  return new Promise((ok, fail) => {
-    const s = createConnection(ctl);
-    let got = "";
-    s.on("data", (d) => {
-      got += d;
-      if (got.includes("\n")) {
-        s.end();
-        ok(got.slice(0, got.indexOf("\n")));
-      }
-    });
-    s.on("error", fail);
-    s.write(line + "\n");
-  });
-}
-
 // kdnet-sim carrying a KDCOM target's packets to toolhost's KDNET listener on a free UDP port.
 const KDNET_KEY = "1.z.10.3w5e11264sgsf";
 async function kdnet_sim(kd_sock, seed) {
@@ -543,7 +544,8 @@ test("kdnet (kdnet-sim carrying kd-sim's guest, 10% loss, 5% corruption): every 
   const snapshot = join(dir, "kdnet-snapshot");
   execFileSync(join(GUEST, "winguest-snapshot"), [snapshot], { stdio: "ignore" });
   const L = JSON.parse(readFileSync(join(snapshot, "layout.json"), "utf8"));
-  const kd = await kd_sim("kdnet", snapshot);
+  const kd = { sock: join(dir, "kdnet.kd.sock"), ctl: join(dir, "kdnet.kd.ctl") };
+  await start_kd_sim(["--listen", `unix:${kd.sock}`, "--control", `unix:${kd.ctl}`, "--winguest", snapshot]);
   const net = await kdnet_sim(kd.sock, 19);
   const client = await connect();
   const opened = await client.callTool(
@@ -618,7 +620,8 @@ test("kdnet (kdnet-sim carrying kd-sim's guest, 10% loss, 5% corruption): every 
   execFileSync(join(GUEST, "winguest-snapshot"), [encoded, "--", "-append", "kdbg=encoded"], { stdio: "ignore" });
   const E = JSON.parse(readFileSync(join(encoded, "layout.json"), "utf8"));
   assert.equal(E.kdbg.encoded, true);
-  const kd2 = await kd_sim("kdnet-encoded", encoded);
+  const kd2 = { sock: join(dir, "kdnet-encoded.kd.sock") };
+  await start_kd_sim(["--listen", `unix:${kd2.sock}`, "--winguest", encoded]);
   const net2 = await kdnet_sim(kd2.sock, 23);
   const reopened = await client.callTool(
     { name: "open", arguments: { backend: "kdnet", connect: net2.connect, key: KDNET_KEY } },
