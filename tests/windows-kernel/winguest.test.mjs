@@ -23,12 +23,12 @@ const TOOLHOST = process.env.TOOLHOST;
 const PLUGINS = process.env.PLUGINS_DIR;
 const GUEST = process.env.WINGUEST_DIR; // images, PDBs (a symbol path), run-winguest, winguest-layout
 const KD_SIM = process.env.KD_SIM; // tests/kd-sim: serves a snapshot of the guest, or the running guest, over KDCOM
-const KDNET_SIM = process.env.KDNET_SIM; // tests/kdnet-sim, which carries kd-sim's KD packets over KDNET
 const dir = mkdtempSync(join(tmpdir(), "toolhost-winguest-"));
 const guests = [];
 const sims = [];
 const clients = [];
 const servers = [];
+const KDNET_SIM = process.env.KDNET_SIM; // tests/kdnet-sim, which carries kd-sim's KD packets over KDNET
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const big = (s) => BigInt(s);
@@ -470,52 +470,6 @@ test("the encoded-KDBG guest: the KDBG is decoded with the keys in its memory; k
   await client.callTool({ name: "close", arguments: {} });
 });
 
-test("kd (kd-sim serving the guest, 10% loss, 5% corruption): processes, scope, k, and rediscovery after .reboot", async () => {
-  const snapshot = join(dir, "snapshot");
-  execFileSync(join(GUEST, "winguest-snapshot"), [snapshot], { stdio: "ignore" });
-  const L = JSON.parse(readFileSync(join(snapshot, "layout.json"), "utf8"));
-  const sock = join(dir, "kd.sock");
-  await start_kd_sim(
-    ["--listen", `unix:${sock}`, "--control", `unix:${join(dir, "kd.ctl")}`, "--winguest", snapshot, "--drop", "0.10", "--corrupt", "0.05", "--seed", "19"],
-  );
-  const client = await connect();
-  const opened = await client.callTool({ name: "open", arguments: { backend: "kd", connect: sock } }, undefined, { timeout: 120000 });
-  assert.notEqual(opened.isError, true, text(opened));
-
-  const all = await run(client, "!process 0 0");
-  assert.equal((all.text.match(/^PROCESS /gm) || []).length, L.processes.length, all.text);
-  for (const p of L.processes) assert.ok(all.text.includes(`PROCESS ${hex(p.eprocess, 16)}`) && all.text.includes(`Image: ${p.name}`), all.text);
-
-  // The break-in stop's stack through .pdata: DbgBreakPointWithStatus called from the loop.
-  const k = await run(client, "k", "json");
-  const names = k.json.result.frames.map((f) => f.symbol.replace(/\+0x[0-9a-f]+$/, ""));
-  assert.equal(names[names.length - 1], "nt!KiStartSystemThread", k.text);
-  assert.ok(names.slice(1).every((n) => L.call_chain.includes(n.slice(3))), k.text);
-
-  const csrss = L.processes.find((p) => p.name === "csrss.exe");
-  const scoped = await run(client, `.process /p ${Number(big(csrss.pid))}`);
-  assert.ok(trailer(scoped.text).includes(` | scope csrss.exe (${Number(big(csrss.pid))})]`), scoped.text);
-  const db = await run(client, `db ${hex(big(csrss.user_page.va) + 16n)} L10`);
-  assert.ok(db.text.includes(page_bytes(csrss.user_page)), db.text);
-
-  // After a reboot: "rediscovery pending" until the kernel is found again at the next stop; the
-  // old kernel's processes and the scope are not shown meanwhile.
-  const reboot = await run(client, ".reboot", "json");
-  assert.match(trailer(reboot.text), /\| rediscovery pending\]$/, reboot.text);
-  assert.ok(!trailer(reboot.text).includes("| scope"), reboot.text);
-  assert.equal(reboot.json.target.coherent, false);
-  const stale = await run(client, "!process 0 0");
-  assert.equal(stale.error, true);
-  assert.match(stale.text, /rebooted and its kernel is not found again yet/);
-  const step = await run(client, "t", "json");
-  assert.ok(!step.text.includes("rediscovery pending"), step.text);
-  assert.match(trailer(step.text), /\| process System \(4\)\]$/, step.text);
-  assert.equal(step.json.target.coherent, true);
-  const again = await run(client, "!process 0 0");
-  assert.equal((again.text.match(/^PROCESS /gm) || []).length, L.processes.length, again.text);
-  await client.callTool({ name: "close", arguments: {} });
-});
-
 // kdnet-sim carrying a KDCOM target's packets to toolhost's KDNET listener on a free UDP port.
 const KDNET_KEY = "1.z.10.3w5e11264sgsf";
 async function kdnet_sim(kd_sock, seed) {
@@ -634,5 +588,51 @@ test("kdnet (kdnet-sim carrying kd-sim's guest, 10% loss, 5% corruption): every 
   assert.equal(version.json.result.kdbg_encoded, true);
   const all = await run(client, "!process 0 0");
   assert.equal((all.text.match(/^PROCESS /gm) || []).length, E.processes.length, all.text);
+  await client.callTool({ name: "close", arguments: {} });
+});
+
+test("kd (kd-sim serving the guest, 10% loss, 5% corruption): processes, scope, k, and rediscovery after .reboot", async () => {
+  const snapshot = join(dir, "snapshot");
+  execFileSync(join(GUEST, "winguest-snapshot"), [snapshot], { stdio: "ignore" });
+  const L = JSON.parse(readFileSync(join(snapshot, "layout.json"), "utf8"));
+  const sock = join(dir, "kd.sock");
+  await start_kd_sim(
+    ["--listen", `unix:${sock}`, "--control", `unix:${join(dir, "kd.ctl")}`, "--winguest", snapshot, "--drop", "0.10", "--corrupt", "0.05", "--seed", "19"],
+  );
+  const client = await connect();
+  const opened = await client.callTool({ name: "open", arguments: { backend: "kd", connect: sock } }, undefined, { timeout: 120000 });
+  assert.notEqual(opened.isError, true, text(opened));
+
+  const all = await run(client, "!process 0 0");
+  assert.equal((all.text.match(/^PROCESS /gm) || []).length, L.processes.length, all.text);
+  for (const p of L.processes) assert.ok(all.text.includes(`PROCESS ${hex(p.eprocess, 16)}`) && all.text.includes(`Image: ${p.name}`), all.text);
+
+  // The break-in stop's stack through .pdata: DbgBreakPointWithStatus called from the loop.
+  const k = await run(client, "k", "json");
+  const names = k.json.result.frames.map((f) => f.symbol.replace(/\+0x[0-9a-f]+$/, ""));
+  assert.equal(names[names.length - 1], "nt!KiStartSystemThread", k.text);
+  assert.ok(names.slice(1).every((n) => L.call_chain.includes(n.slice(3))), k.text);
+
+  const csrss = L.processes.find((p) => p.name === "csrss.exe");
+  const scoped = await run(client, `.process /p ${Number(big(csrss.pid))}`);
+  assert.ok(trailer(scoped.text).includes(` | scope csrss.exe (${Number(big(csrss.pid))})]`), scoped.text);
+  const db = await run(client, `db ${hex(big(csrss.user_page.va) + 16n)} L10`);
+  assert.ok(db.text.includes(page_bytes(csrss.user_page)), db.text);
+
+  // After a reboot: "rediscovery pending" until the kernel is found again at the next stop; the
+  // old kernel's processes and the scope are not shown meanwhile.
+  const reboot = await run(client, ".reboot", "json");
+  assert.match(trailer(reboot.text), /\| rediscovery pending\]$/, reboot.text);
+  assert.ok(!trailer(reboot.text).includes("| scope"), reboot.text);
+  assert.equal(reboot.json.target.coherent, false);
+  const stale = await run(client, "!process 0 0");
+  assert.equal(stale.error, true);
+  assert.match(stale.text, /rebooted and its kernel is not found again yet/);
+  const step = await run(client, "t", "json");
+  assert.ok(!step.text.includes("rediscovery pending"), step.text);
+  assert.match(trailer(step.text), /\| process System \(4\)\]$/, step.text);
+  assert.equal(step.json.target.coherent, true);
+  const again = await run(client, "!process 0 0");
+  assert.equal((again.text.match(/^PROCESS /gm) || []).length, L.processes.length, again.text);
   await client.callTool({ name: "close", arguments: {} });
 });
