@@ -361,6 +361,23 @@ void qemu_machine::resume(bool trace, int cpu) {
   }
 }
 
+// The "key:value;" fields of a stop reply.
+static const std::regex& stop_field() {
+  static const std::regex field(R"((\w+):([0-9a-fA-Fp.\-]+);)");
+  return field;
+}
+
+// The processor a stop reply names (thread:ID), else processor 0.
+int qemu_machine::cpu_of(const std::string& reply) const {
+  for (std::sregex_iterator it(reply.begin(), reply.end(), stop_field()), end; it != end; ++it) {
+    if ((*it)[1] != "thread") continue;
+    for (size_t i = 0; i < threads_.size(); ++i) {
+      if (threads_[i] == (*it)[2]) return static_cast<int>(i);
+    }
+  }
+  return 0;
+}
+
 cpu_event qemu_machine::stop_from(const std::string& reply) {
   running_ = false;
   if (reply.empty() || reply[0] == 'W' || reply[0] == 'X') {
@@ -370,14 +387,10 @@ cpu_event qemu_machine::stop_from(const std::string& reply) {
   uint64_t watched = 0;
   bool watch = false;
   if (reply.size() >= 3 && (reply[0] == 'T' || reply[0] == 'S')) signal = std::stoi(reply.substr(1, 2), nullptr, 16);
-  static const std::regex field(R"((\w+):([0-9a-fA-Fp.\-]+);)");
-  for (std::sregex_iterator it(reply.begin(), reply.end(), field), end; it != end; ++it) {
+  cpu = cpu_of(reply);
+  for (std::sregex_iterator it(reply.begin(), reply.end(), stop_field()), end; it != end; ++it) {
     const std::string key = (*it)[1], value = (*it)[2];
-    if (key == "thread") {
-      for (size_t i = 0; i < threads_.size(); ++i) {
-        if (threads_[i] == value) cpu = static_cast<int>(i);
-      }
-    } else if (key == "watch" || key == "rwatch" || key == "awatch") {
+    if (key == "watch" || key == "rwatch" || key == "awatch") {
       watch = true;
       watched = std::strtoull(value.c_str(), nullptr, 16);
     }
@@ -435,6 +448,12 @@ cpu_event qemu_machine::halt() {
   if (reply->size() >= 3 && (*reply)[0] == 'T' && reply->substr(1, 2) == "02") {
     running_ = false;
     if (!fetch_registers()) return {cpu_event::kind::lost, 0, 0, false, "QEMU's gdbstub stopped answering"};
+    // Stopped on one of our breakpoints (QEMU took the ^C as it reached it): the int3 there
+    // traps before the interrupt is taken.
+    const int cpu = cpu_of(*reply);
+    if (!stepping_ && inserted_.contains(cpus_[static_cast<size_t>(cpu)].context.Rip)) {
+      return {cpu_event::kind::breakpoint, cpu};
+    }
     return {};
   }
   return stop_from(*reply);  // it stopped on its own first (the ^C then found it stopped)

@@ -50,6 +50,7 @@ class qemu_machine final : public machine {
   void store_registers();
   void sync_hardware_breakpoints();
   cpu_event stop_from(const std::string& reply);
+  int cpu_of(const std::string& reply) const;
   std::optional<std::vector<uint8_t>> page(uint64_t frame);
 
   gdb_remote link_;
