@@ -95,6 +95,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (o.start == kdsim::start_state::breakpoint && (image || !qemu_gdb.empty())) {
+    std::fprintf(stderr, "kd-sim: --start breakpoint is the built-in kernel's (a breakpoint on its DbgPrint caller)\n");
+    return 2;
+  }
   if (image && !qemu_gdb.empty()) {
     std::fprintf(stderr, "kd-sim: --winguest and --qemu-gdb each name the machine; give one\n");
     return 2;
