@@ -433,6 +433,47 @@ cpu_event qemu_machine::run(bool, int, const std::function<bool(const std::strin
   return stop_from(*reply);
 }
 
+// Whether a call from `rip` would unwind poorly: `rip` may be a function's first instruction
+// (after a ret or the int3 padding between functions: the return address would name the function
+// before it), or it lies outside every function of the image's .pdata (a leaf function, which
+// only the top frame may be) or on a BeginAddress. The .pdata is read from memory, the image
+// found by its MZ header at or below `rip`; without one only the first test applies. A wrong yes
+// costs one more step.
+bool qemu_machine::unwinds_poorly(int cpu, uint64_t rip) {
+  uint8_t before = 0;
+  if (read_virtual(cpu, rip - 1, &before, 1) == 1 && (before == 0xCC || before == 0xC3)) return true;
+  auto read32 = [&](uint64_t va) {
+    uint32_t v = 0;
+    return read_virtual(cpu, va, reinterpret_cast<uint8_t*>(&v), 4) == 4 ? std::optional<uint32_t>(v) : std::nullopt;
+  };
+  uint64_t base = 0;
+  for (uint64_t page = rip & ~0xFFFull, n = 0; n < 512 && base == 0; page -= 0x1000, ++n) {
+    auto magic = read32(page);
+    if (!magic) continue;  // a hole between sections (or below the image)
+    if ((*magic & 0xFFFF) == 0x5A4D) base = page;
+  }
+  if (base == 0) return false;
+  auto& functions = functions_[base];
+  if (functions.empty()) {
+    const auto lfanew = read32(base + 0x3C);
+    if (!lfanew || *lfanew > 0x1000 || read32(base + *lfanew) != 0x4550) return false;  // "PE\0\0"
+    const uint64_t directory = base + *lfanew + 24 + 112 + 3 * 8;  // PE32+ DataDirectory[EXCEPTION]
+    const auto rva = read32(directory), size = read32(directory + 4);
+    if (!rva || !size || *size > (1u << 20)) return false;
+    std::vector<uint8_t> table(*size);
+    if (read_virtual(cpu, base + *rva, table.data(), *size) != *size) return false;
+    for (size_t at = 0; at + 12 <= table.size(); at += 12) {
+      uint32_t range[2];
+      std::memcpy(range, table.data() + at, 8);
+      functions.emplace_back(range[0], range[1]);
+    }
+    if (functions.empty()) return false;
+  }
+  const uint64_t offset = rip - base;
+  return std::none_of(functions.begin(), functions.end(),
+                      [&](const auto& f) { return f.first < offset && offset < f.second; });
+}
+
 cpu_event qemu_machine::halt() {
   if (!running_) return {};
   if (pending_) {
@@ -448,9 +489,22 @@ cpu_event qemu_machine::halt() {
   if (reply->size() >= 3 && (*reply)[0] == 'T' && reply->substr(1, 2) == "02") {
     running_ = false;
     if (!fetch_registers()) return {cpu_event::kind::lost, 0, 0, false, "QEMU's gdbstub stopped answering"};
+    const int cpu = cpu_of(*reply);
+    // The interrupt that calls DbgBreakPointWithStatus is emulated as a call from the
+    // interrupted instruction, so it is taken where such a call unwinds like the real interrupt
+    // frame would (see unwinds_poorly): a few instructions later at most, and an interrupt
+    // arrives at no particular instruction anyway.
+    for (int i = 0; i < 16 && !inserted_.contains(cpus_[static_cast<size_t>(cpu)].context.Rip) &&
+                    unwinds_poorly(cpu, cpus_[static_cast<size_t>(cpu)].context.Rip);
+         ++i) {
+      link_.request("Hc" + threads_[static_cast<size_t>(cpu)]);
+      link_.send("s");
+      if (!link_.receive(10s) || !fetch_registers()) {
+        return {cpu_event::kind::lost, cpu, 0, false, "QEMU's gdbstub stopped answering"};
+      }
+    }
     // Stopped on one of our breakpoints (QEMU took the ^C as it reached it): the int3 there
     // traps before the interrupt is taken.
-    const int cpu = cpu_of(*reply);
     if (!stepping_ && inserted_.contains(cpus_[static_cast<size_t>(cpu)].context.Rip)) {
       return {cpu_event::kind::breakpoint, cpu};
     }

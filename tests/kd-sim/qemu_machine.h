@@ -51,6 +51,7 @@ class qemu_machine final : public machine {
   void sync_hardware_breakpoints();
   cpu_event stop_from(const std::string& reply);
   int cpu_of(const std::string& reply) const;
+  bool unwinds_poorly(int cpu, uint64_t rip);
   std::optional<std::vector<uint8_t>> page(uint64_t frame);
 
   gdb_remote link_;
@@ -60,6 +61,7 @@ class qemu_machine final : public machine {
   std::map<uint64_t, std::vector<uint8_t>> pages_;  // 4 KiB frames read while halted
   std::map<uint64_t, uint64_t> inserted_;           // Z0 breakpoints: va -> pa of the int3
   std::vector<std::string> hardware_;               // Z1-Z4 packets in effect ("1,addr,kind")
+  std::map<uint64_t, std::vector<std::pair<uint32_t, uint32_t>>> functions_;  // image base -> .pdata ranges
   bool running_ = false;
   bool stepping_ = false;
   std::optional<cpu_event> pending_;  // a stop that needs no run (an int3 at rip, a step out of a break-in)
