@@ -511,5 +511,14 @@ test("kd live (kd-sim driving the running guest through QEMU's gdbstub, 10% loss
   assert.match(trailer(ours.text), / nt!NtCreateFile \| process System \(4\)\]/, ours.text);
   await run(client, "k");
   console.log(`kd live, clean wire: g to a bp /p breakpoint; k took ${Date.now() - clean} ms, ${await control(ctl, "requests")}`);
+  // As Windows' KdpReadVirtualMemory does, memory reads show a breakpoint's int3 while it is in
+  // place; at the stop the kernel has taken out the ones in the reported instruction stream.
+  const stopped_at = await run(client, "db nt!NtCreateFile L1");
+  assert.match(stopped_at.text, /^\S+  56 /m, stopped_at.text); // push rsi
+  await run(client, "bp nt!ExAllocatePoolWithTag");
+  const planted = await run(client, "db nt!ExAllocatePoolWithTag L1");
+  assert.match(planted.text, /^\S+  cc /m, planted.text);
+  const leaf = await run(client, "g");
+  assert.match(trailer(leaf.text), / nt!ExAllocatePoolWithTag \| process System \(4\)\]/, leaf.text);
   await client.callTool({ name: "close", arguments: {} });
 });
