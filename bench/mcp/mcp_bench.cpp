@@ -1,9 +1,10 @@
 // mcp_bench: the load driver behind bench/mcp/run. It starts each MCP server itself, cold, and
 // measures, side by side: time from spawn to the initialize reply over stdio; sequential
 // tools/call latency over stdio (p50, p99); tools/call per second over Streamable HTTP with 1
-// and 16 concurrent keep-alive clients (one session each); and the server's peak RSS. Plain
-// blocking sockets and pipes, one thread per client, so the driver costs little next to the
-// servers it measures.
+// and 16 concurrent keep-alive clients (one session each); and the server's peak RSS. Then
+// toolhost in both MCP eras side by side: 2025-11-25 (initialize, sessions) against 2026-07-28
+// (stateless: each request carries its _meta, HTTP without sessions). Plain blocking sockets and
+// pipes, one thread per client, so the driver costs little next to the servers it measures.
 //
 //   mcp_bench --toolhost BIN --config FILE --node NODE --everything INDEX_JS
 //             [--calls N] [--seconds S] [--starts K]
@@ -115,9 +116,22 @@ const char* kInitialize =
 const char* kInitialized = R"({"jsonrpc":"2.0","method":"notifications/initialized"})";
 const char* kExpected = "Echo: hello, benchmark";
 
-std::string echo_call(long id) {
+// The two MCP eras a client can speak to toolhost.
+enum class era { initialize_2025, stateless_2026 };
+
+// 2026-07-28: what every request carries instead of a session's initialize.
+const char* kMeta2026 =
+    R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}})";
+
+std::string echo_call(long id, era e = era::initialize_2025) {
   return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
-         R"(,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello, benchmark"}}})";
+         R"(,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello, benchmark"})" +
+         (e == era::stateless_2026 ? std::string(",") + kMeta2026 : std::string()) + "}}";
+}
+
+// 2026-07-28's first request of a client, the counterpart of initialize.
+std::string discover_request() {
+  return std::string(R"({"jsonrpc":"2.0","id":0,"method":"server/discover","params":{)") + kMeta2026 + "}}";
 }
 
 // A response line to request `id` (not a notification or a server request).
@@ -194,16 +208,19 @@ struct stdio_server {
   process p;
   std::unique_ptr<line_reader> reader;
   long next_id = 1;
+  era speaks = era::initialize_2025;
 };
 
-// Spawns `argv`, sends initialize and returns when the reply came, with the time that took.
-stdio_server cold_start(const std::vector<std::string>& argv, double* init_ms) {
+// Spawns `argv`, sends initialize (2026-07-28: server/discover) and returns when the reply came,
+// with the time that took.
+stdio_server cold_start(const std::vector<std::string>& argv, double* init_ms, era e = era::initialize_2025) {
   const auto t0 = clock_type::now();
   stdio_server s;
+  s.speaks = e;
   s.p = spawn(argv, {}, true);
   s.reader = std::make_unique<line_reader>(s.p.from_child);
-  write_line(s.p.to_child, kInitialize);
-  await_answer(*s.reader, 0, "initialize");
+  write_line(s.p.to_child, e == era::stateless_2026 ? discover_request() : kInitialize);
+  await_answer(*s.reader, 0, e == era::stateless_2026 ? "server/discover" : "initialize");
   *init_ms = ms_since(t0);
   return s;
 }
@@ -213,7 +230,7 @@ void echo_calls(stdio_server& s, int count, std::vector<double>* out) {
   for (int i = 0; i < count; ++i) {
     const long id = s.next_id++;
     const auto t = clock_type::now();
-    write_line(s.p.to_child, echo_call(id));
+    write_line(s.p.to_child, echo_call(id, s.speaks));
     const std::string line = await_answer(*s.reader, id, "tools/call");
     const double us = ms_since(t) * 1000;
     if (line.find(kExpected) == std::string::npos) fail("unexpected echo answer: " + line.substr(0, 300));
@@ -228,11 +245,12 @@ double percentile(std::vector<double> xs, int p) {
 
 // One server alone on the machine: `calls` sequential echo calls after a warm-up. `inits` are its
 // cold starts' times (the median is reported).
-stdio_numbers measure_stdio(const std::vector<std::string>& argv, std::vector<double> inits, int calls) {
+stdio_numbers measure_stdio(const std::vector<std::string>& argv, std::vector<double> inits, int calls,
+                            era e = era::initialize_2025) {
   double ms = 0;
-  stdio_server server = cold_start(argv, &ms);
+  stdio_server server = cold_start(argv, &ms, e);
   inits.push_back(ms);
-  write_line(server.p.to_child, kInitialized);
+  if (e == era::initialize_2025) write_line(server.p.to_child, kInitialized);
   echo_calls(server, std::min(200, calls / 10), nullptr);  // warm-up
   std::vector<double> lat;
   echo_calls(server, calls, &lat);
@@ -372,7 +390,7 @@ class http_client {
     std::string body;
   };
 
-  explicit http_client(int port) : port_(port) {}
+  explicit http_client(int port, era e = era::initialize_2025) : port_(port), era_(e) {}
   ~http_client() {
     if (fd_ >= 0) ::close(fd_);
   }
@@ -386,6 +404,9 @@ class http_client {
     std::string req = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port_) +
                       "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n";
     if (!session_.empty()) req += "Mcp-Session-Id: " + session_ + "\r\nMCP-Protocol-Version: 2025-11-25\r\n";
+    // 2026-07-28: no session; the headers repeat the body's revision, method and tool name.
+    if (era_ == era::stateless_2026)
+      req += "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\n";
     req += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
     send_all(req);
     response r = read_response();
@@ -470,6 +491,7 @@ class http_client {
   }
 
   int port_;
+  era era_;
   int fd_ = -1;
   std::string buf_;
   std::string session_;
@@ -477,25 +499,28 @@ class http_client {
 
 struct http_numbers {
   double rps1 = 0, rps16 = 0;
+  double rps1_2026 = 0, rps16_2026 = 0;  // toolhost only: the same loads in 2026-07-28
   long rss_kb = 0;
 };
 
-double run_clients(int port, int clients, double seconds) {
+double run_clients(int port, int clients, double seconds, era e = era::initialize_2025) {
   std::atomic<int> ready{0};
   std::atomic<bool> go{false}, stop{false};
   std::atomic<long> total{0};
   std::vector<std::thread> threads;
   for (int c = 0; c < clients; ++c) {
     threads.emplace_back([&] {
-      http_client client(port);
-      auto init = client.post(kInitialize);
-      if (init.status != 200) fail("initialize over HTTP answered " + std::to_string(init.status) + ": " + init.body);
-      client.post(kInitialized);
+      http_client client(port, e);
+      if (e == era::initialize_2025) {
+        auto init = client.post(kInitialize);
+        if (init.status != 200) fail("initialize over HTTP answered " + std::to_string(init.status) + ": " + init.body);
+        client.post(kInitialized);
+      }
       ++ready;
       while (!go) std::this_thread::yield();
       long n = 0;
       for (long id = 1; !stop; ++id) {
-        auto r = client.post(echo_call(id));
+        auto r = client.post(echo_call(id, e));
         if (r.status != 200 || r.body.find(kExpected) == std::string::npos) {
           fail("unexpected echo answer over HTTP (" + std::to_string(r.status) + "): " + r.body.substr(0, 300));
         }
@@ -513,8 +538,9 @@ double run_clients(int port, int clients, double seconds) {
   return static_cast<double>(total) / (ms_since(t0) / 1000);
 }
 
+// With `both_eras` (toolhost), the same server process then takes the same loads in 2026-07-28.
 http_numbers bench_http(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, int port,
-                        double seconds) {
+                        double seconds, bool both_eras = false) {
   process p = spawn(argv, env, false);
   const auto t0 = clock_type::now();
   for (;;) {
@@ -529,6 +555,10 @@ http_numbers bench_http(const std::vector<std::string>& argv, const std::map<std
   http_numbers out;
   out.rps1 = run_clients(port, 1, seconds);
   out.rps16 = run_clients(port, 16, seconds);
+  if (both_eras) {
+    out.rps1_2026 = run_clients(port, 1, seconds, era::stateless_2026);
+    out.rps16_2026 = run_clients(port, 16, seconds, era::stateless_2026);
+  }
   out.rss_kb = peak_rss_kb(p.pid);
   terminate(p);
   return out;
@@ -578,6 +608,16 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "mcp_bench: stdio, the line-echo floor ...\n");
   const stdio_numbers s_floor = measure_stdio({opt["--floor"]}, {}, calls);
 
+  std::fprintf(stderr, "mcp_bench: stdio, toolhost in 2026-07-28 ...\n");
+  std::vector<double> discovers;
+  for (int s = 0; s < starts; ++s) {
+    double ms = 0;
+    stdio_server server = cold_start(ours, &ms, era::stateless_2026);
+    discovers.push_back(ms);
+    terminate(server.p);
+  }
+  const stdio_numbers s_2026 = measure_stdio(ours, discovers, calls, era::stateless_2026);
+
   std::fprintf(stderr, "mcp_bench: stdio, in-process and isolated echo ...\n");
   auto isolated = ours;
   isolated[4] = "echo-isolated";
@@ -588,7 +628,7 @@ int main(int argc, char** argv) {
   auto ours_http = ours;
   ours_http.push_back("--http");
   ours_http.push_back("127.0.0.1:" + std::to_string(port));
-  const http_numbers h_ours = bench_http(ours_http, {}, port, seconds);
+  const http_numbers h_ours = bench_http(ours_http, {}, port, seconds, true);
   std::fprintf(stderr, "mcp_bench: HTTP, reference ...\n");
   port = free_port();
   auto theirs_http = theirs;
@@ -628,6 +668,26 @@ int main(int argc, char** argv) {
   std::printf("%-42s %14s %14s %8.1fx   -\n", "tools/call latency p99 (stdio)", fmt("%.1f us", s_ours.p99_us).c_str(),
               fmt("%.1f us", s_floor.p99_us).c_str(), s_ours.p99_us / s_floor.p99_us);
   std::printf("ratio here: toolhost/floor (how much above the least a stdio server can cost)\n");
+
+  // The two eras side by side: the same binary, plugin and loads; 2026-07-28 against 2025-11-25.
+  const double floor_2026 = s_2026.p50_us / s_floor.p50_us;
+  const double http16_ratio = h_ours.rps16_2026 / h_ours.rps16;
+  std::printf("\n%-42s %14s %14s %9s   %s\n", "MCP eras (toolhost, same run)", "2026-07-28", "2025-11-25", "ratio",
+              "goal");
+  std::printf("%-42s %14s %14s %8.2fx   -\n", "first answer after spawn (stdio, median)",
+              fmt("%.1f ms", s_2026.init_ms).c_str(), fmt("%.1f ms", s_ours.init_ms).c_str(),
+              s_2026.init_ms / s_ours.init_ms);
+  std::printf("%-42s %14s %14s %8.2fx   2026 <= 2x floor (%.1fx) %s\n", "tools/call latency p50 (stdio)",
+              fmt("%.1f us", s_2026.p50_us).c_str(), fmt("%.1f us", s_ours.p50_us).c_str(),
+              s_2026.p50_us / s_ours.p50_us, floor_2026, floor_2026 <= 2 ? "met" : "MISSED");
+  std::printf("%-42s %14s %14s %8.2fx   -\n", "tools/call latency p99 (stdio)", fmt("%.1f us", s_2026.p99_us).c_str(),
+              fmt("%.1f us", s_ours.p99_us).c_str(), s_2026.p99_us / s_ours.p99_us);
+  std::printf("%-42s %14s %14s %8.2fx   -\n", "tools/call per second, HTTP, 1 client",
+              fmt("%.0f", h_ours.rps1_2026).c_str(), fmt("%.0f", h_ours.rps1).c_str(), h_ours.rps1_2026 / h_ours.rps1);
+  std::printf("%-42s %14s %14s %8.2fx   >= 1x %s\n", "tools/call per second, HTTP, 16 clients",
+              fmt("%.0f", h_ours.rps16_2026).c_str(), fmt("%.0f", h_ours.rps16).c_str(), http16_ratio,
+              http16_ratio >= 1 ? "met" : "MISSED");
+  std::printf("ratio here: 2026-07-28/2025-11-25 (calls/s: higher is better; times: lower is better)\n");
 
   // Isolation: the echo plugin in a child process (isolation = "process") against in process.
   const double added_us = i_iso.p50_us - i_in.p50_us;

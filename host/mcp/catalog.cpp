@@ -157,10 +157,15 @@ bool catalog::resource_exists(std::string_view uri) {
 
 toolhost_status_t catalog::read_resource(const toolhost_call_t* context, const std::string& uri,
                                          sdk::string_writer& out) {
+  // Readers are tried from the most specific (the exact URI) to the least (providers); when none
+  // has it, the first one's sentence saying why is the answer's.
+  std::string why;
   auto attempt = [&](toolhost_resource_read_fn read, void* user_data, const std::string& owner) {
     fault_log::in_call running("resource", uri, owner, registry_.server_name());
     const toolhost_status_t s = read(user_data, context, uri.c_str(), out.raw());
-    if (s == TOOLHOST_ERR_NOT_FOUND) out.take();
+    if (s != TOOLHOST_ERR_NOT_FOUND) return s;
+    std::string said = out.take();
+    if (why.empty()) why = std::move(said);
     return s;
   };
   for (const auto& r : registry_.resources()) {
@@ -175,6 +180,7 @@ toolhost_status_t catalog::read_resource(const toolhost_call_t* context, const s
     if (p.desc.read_resource == nullptr) continue;
     if (auto s = attempt(p.desc.read_resource, p.desc.user_data, p.owner); s != TOOLHOST_ERR_NOT_FOUND) return s;
   }
+  sdk::write(out.raw(), why);
   return TOOLHOST_ERR_NOT_FOUND;
 }
 

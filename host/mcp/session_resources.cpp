@@ -62,7 +62,10 @@ void session::resources_read(const request_ptr& request, const rapidjson::Value*
     }
     if (s == TOOLHOST_OK) return respond(request, out.take());
     if (s == TOOLHOST_ERR_NOT_FOUND) {
-      return respond_error(request, jsonrpc::kResourceNotFound, cat("Resource not found: ", uri),
+      // The plugin's own sentence says why (which record, which process), when it gave one.
+      const std::string why = is_json_object(out.text()) ? "" : out.text();
+      const std::string what = why.empty() ? uri : why.find(uri) != std::string::npos ? why : cat(uri, ": ", why);
+      return respond_error(request, jsonrpc::kResourceNotFound, cat("Resource not found: ", what),
                            cat(R"({"uri":)", sdk::quote(uri), "}"));
     }
     respond_error(request, jsonrpc::kInternalError,

@@ -7,6 +7,7 @@
 
 #include <absl/strings/str_format.h>
 #include <toolhost/paging/page_walk.hpp>
+#include <toolhost/text/utf16.hpp>
 
 namespace toolhost::debugger::windows {
 
@@ -119,22 +120,7 @@ std::string kernel::unicode_string(uint64_t va, uint64_t dtb) const {
   const uint64_t buffer = get_u64(us, 8);
   std::vector<uint8_t> raw(length);
   if (length == 0 || read(dtb, buffer, raw) != raw.size()) return "";
-  std::string out;
-  for (size_t i = 0; i + 1 < raw.size(); i += 2) {
-    uint32_t c = raw[i] | (raw[i + 1] << 8);
-    if (c >= 0xd800 && c < 0xe000) c = 0xfffd;
-    if (c < 0x80) {
-      out += static_cast<char>(c);
-    } else if (c < 0x800) {
-      out += static_cast<char>(0xc0 | (c >> 6));
-      out += static_cast<char>(0x80 | (c & 0x3f));
-    } else {
-      out += static_cast<char>(0xe0 | (c >> 12));
-      out += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
-      out += static_cast<char>(0x80 | (c & 0x3f));
-    }
-  }
-  return out;
+  return toolhost::text::utf16le_to_utf8(raw);
 }
 
 absl::StatusOr<kernel> kernel::discover(const memory_access& memory, const hints& h) {

@@ -6,6 +6,7 @@
 
 #include <absl/strings/str_format.h>
 #include <toolhost/paging/page_walk.hpp>
+#include <toolhost/text/utf16.hpp>
 #include <toolhost/windump/dump_reader.hpp>
 
 namespace toolhost::dump_backend {
@@ -137,22 +138,7 @@ class windows_dump final : public snapshot {
     std::vector<uint8_t> raw(length);
     absl::StatusOr<size_t> n = read_virtual(buffer, raw, 0);
     if (!n.ok() || *n != raw.size()) return "";
-    std::string text;
-    for (size_t i = 0; i + 1 < raw.size(); i += 2) {
-      uint32_t c = raw[i] | (raw[i + 1] << 8);
-      if (c >= 0xd800 && c < 0xe000) c = 0xfffd;  // surrogate halves are not worth pairing in a module name
-      if (c < 0x80) {
-        text += static_cast<char>(c);
-      } else if (c < 0x800) {
-        text += static_cast<char>(0xc0 | (c >> 6));
-        text += static_cast<char>(0x80 | (c & 0x3f));
-      } else {
-        text += static_cast<char>(0xe0 | (c >> 12));
-        text += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
-        text += static_cast<char>(0x80 | (c & 0x3f));
-      }
-    }
-    return text;
+    return toolhost::text::utf16le_to_utf8(raw);
   }
 
   std::string ram_json() const {

@@ -428,7 +428,9 @@ test('every answer has an evidence record at its evidence_uri', async () => {
   assert.deepEqual(record.normalized_result, r.structured.result);
   // The same question about the same bytes is the same evidence.
   assert.equal((await call(client, 'list_procedures', { limit: 2 })).structured.evidence_id, r.structured.evidence_id);
-  await assert.rejects(client.readResource({ uri: 'rea://evidence/ev_' + '0'.repeat(64) }), /Resource not found/);
+  // The plugin's sentence says why the record is not there.
+  await assert.rejects(client.readResource({ uri: 'rea://evidence/ev_' + '0'.repeat(64) }),
+    /Resource not found: rea:\/\/evidence\/ev_0+ is not held here: evidence records last as long as this server process/);
 });
 
 test('a malformed or truncated binary gets a clear error and the server keeps serving', async () => {

@@ -2,9 +2,9 @@
  *
  * It enters long mode with 4-level paging that mixes 4 KiB, 2 MiB and 1 GiB leaves, writes the
  * patterns of guest_layout.h through those mappings, says "toolhost-guest: ready" on COM1 and
- * then calls guest_tick() forever, so breakpoints have something to hit. QEMU's multiboot loader
- * takes only 32-bit ELF images, so this object is ELF32 with a .code64 part. */
+ * then calls guest_tick() forever, so breakpoints have something to hit. */
 #include "guest_layout.h"
+#include "long_mode.h"
 
 #define PT_PML4 0x110000
 #define PT_PDPT_LOW 0x111000
@@ -22,16 +22,7 @@
 #define LARGE 0x80
 #define NX_HIGH 0x80000000 /* bit 63, in the upper dword */
 
-/* entry(table, index, low dword, high dword) */
-#define ENTRY(table, index, lo, hi) \
-   movl $(lo), (table + (index) * 8); \
-   movl $(hi), (table + (index) * 8 + 4)
-
-   .section .multiboot, "a"
-   .align 4
-   .long 0x1BADB002
-   .long 0
-   .long -0x1BADB002
+   MULTIBOOT_HEADER
 
    .section .boot, "ax"
    .code32
@@ -40,11 +31,7 @@ guest_entry:
    cli
    mov $stack_top, %esp
 
-   /* Zero the page tables: RAM is zero at power-on, but not after a reset. */
-   mov $PT_PML4, %edi
-   mov $((PT_END - PT_PML4) / 4), %ecx
-   xor %eax, %eax
-   rep stosl
+   ZERO_TABLES(PT_PML4, PT_END)
 
    ENTRY(PT_PML4, 0, PT_PDPT_LOW + PRESENT_RW, 0)
    ENTRY(PT_PML4, 288, PT_PDPT_4K + PRESENT_RW, 0)
@@ -83,30 +70,11 @@ guest_entry:
    ENTRY(PT_PDPT_1G, 0, 0 + LARGE + PRESENT_RW, 0)
    ENTRY(PT_PDPT_1G, 4, 0 + LARGE + PRESENT_RW, 1)
 
-   mov $PT_PML4, %eax
-   mov %eax, %cr3
-   mov %cr4, %eax
-   or $0x20, %eax            /* PAE */
-   mov %eax, %cr4
-   mov $0xC0000080, %ecx     /* EFER */
-   rdmsr
-   or $0x900, %eax           /* LME | NXE */
-   wrmsr
-   mov %cr0, %eax
-   or $0x80000001, %eax      /* PG | PE */
-   mov %eax, %cr0
-   lgdt gdt_pointer
-   ljmp $0x08, $long_entry
+   ENTER_LONG_MODE(PT_PML4, 0x80000001 /* PG | PE */, long_entry)
 
    .code64
 long_entry:
-   mov $0x10, %ax
-   mov %ax, %ds
-   mov %ax, %es
-   mov %ax, %ss
-   mov %ax, %fs
-   mov %ax, %gs
-   mov $stack_top, %esp
+   LONG_MODE_SEGMENTS(stack_top)
 
    /* fill(va, len, mul, add, signature) */
 #define FILL(va, len, mul, add, sig) \
@@ -169,15 +137,7 @@ guest_tick:
    .align 8
 counter: .quad 0          /* GUEST_COUNTER */
 ready: .quad 0            /* GUEST_READY */
-   .align 8
-gdt:
-   .quad 0
-   .quad 0x00AF9A000000FFFF  /* 0x08: 64-bit code */
-   .quad 0x00CF92000000FFFF  /* 0x10: data */
-gdt_end:
-gdt_pointer:
-   .word gdt_end - gdt - 1
-   .long gdt
+   GDT_DATA
 sig_4k: .ascii GUEST_P4K_SIG
 sig_2m: .ascii GUEST_P2M_SIG
 sig_1g: .ascii GUEST_P1G_SIG

@@ -1,7 +1,9 @@
-/* Windows 10 x64 19041 (2004 ... 22H2) kernel structures, as far as a debugger reads them, with
- * the real offsets and sizes: members the debugger does not read are padding. Every offset is
- * checked with _Static_assert. Freestanding C: no Windows headers. Used by ntfix.c (the symbol
- * tests' kernel image) and by whatever builds a Windows-shaped guest kernel. */
+/* Windows 10 19041 (2004..22H2) x64 kernel structures, as far as a debugger reads them, with
+ * the offsets of ../shared windows-guest.md §4 forced by reserved gaps and checked below. Their
+ * names and member names are Windows'; the reserved gaps (`Reserved0x...`) stand for members
+ * nothing here fills. One header for both kernels built from it: the symbol tests' image
+ * (ntfix.c here) and the Windows-shaped QEMU guest (tests/guest/windows/ntoskrnl.c).
+ * Freestanding C for clang-cl (LLP64: ULONG is 32 bits), no Windows headers. */
 #ifndef TOOLHOST_NT_TYPES_H
 #define TOOLHOST_NT_TYPES_H
 
@@ -11,44 +13,75 @@ typedef unsigned short USHORT;
 typedef short SHORT;
 typedef unsigned long ULONG;
 typedef long LONG;
-typedef unsigned long long ULONGLONG;
-typedef long long LONGLONG;
+typedef unsigned long long ULONG64;
+typedef long long LONG64;
+typedef ULONG64 ULONGLONG;
+typedef LONG64 LONGLONG;
 typedef unsigned char BOOLEAN;
-typedef void* PVOID;
 typedef __wchar_t WCHAR;
+typedef void VOID;
+typedef void* PVOID;
 
-#define NT_CHECK(type, field, offset) _Static_assert(__builtin_offsetof(type, field) == (offset), #type "." #field)
-#define NT_SIZE(type, size) _Static_assert(sizeof(type) == (size), "sizeof " #type)
+#define WG_CAT(a, b) a##b
+/* A gap from offset `from` to offset `to` (hex literals), named after where it starts. */
+#define GAP(from, to) UCHAR WG_CAT(Reserved, from)[(to) - (from)]
+#define AT(type, member, offset) _Static_assert(__builtin_offsetof(type, member) == (offset), #type "." #member)
+#define SIZE(type, size) _Static_assert(sizeof(type) == (size), "sizeof " #type)
 
 typedef struct _LIST_ENTRY {
   struct _LIST_ENTRY* Flink;
   struct _LIST_ENTRY* Blink;
 } LIST_ENTRY, *PLIST_ENTRY;
 
+typedef struct LIST_ENTRY64 {
+  ULONG64 Flink;
+  ULONG64 Blink;
+} LIST_ENTRY64;
+
 typedef struct _UNICODE_STRING {
   USHORT Length;
   USHORT MaximumLength;
   WCHAR* Buffer;
 } UNICODE_STRING;
+SIZE(UNICODE_STRING, 0x10);
+
+typedef struct _CLIENT_ID {
+  VOID* UniqueProcess;
+  VOID* UniqueThread;
+} CLIENT_ID;
 
 typedef union _LARGE_INTEGER {
   struct {
     ULONG LowPart;
     LONG HighPart;
   };
-  LONGLONG QuadPart;
+  LONG64 QuadPart;
 } LARGE_INTEGER;
 
-typedef struct _CLIENT_ID {
-  PVOID UniqueProcess;
-  PVOID UniqueThread;
-} CLIENT_ID;
-
-typedef union _EX_FAST_REF {
-  PVOID Object;
-  ULONGLONG RefCnt : 4;
-  ULONGLONG Value;
+typedef struct _EX_FAST_REF {
+  union {
+    VOID* Object;
+    ULONG64 RefCnt : 4;
+    ULONG64 Value;
+  };
 } EX_FAST_REF;
+
+typedef struct _DISPATCHER_HEADER {
+  union {
+    LONG Lock;
+    struct {
+      UCHAR Type;
+      UCHAR Signalling;
+      UCHAR Size;
+      UCHAR Reserved1;
+    };
+  };
+  LONG SignalState;
+  LIST_ENTRY WaitListHead;
+} DISPATCHER_HEADER;
+SIZE(DISPATCHER_HEADER, 0x18);
+
+enum _KOBJECTS { ProcessObject = 3, ThreadObject = 6 };
 
 typedef enum _KTHREAD_STATE {
   Initialized = 0,
@@ -71,67 +104,62 @@ typedef enum _KWAIT_REASON {
   DelayExecution = 4,
   Suspended = 5,
   UserRequest = 6,
-  WrExecutive = 7
+  WrExecutive = 7,
+  WrQueue = 15,
+  WrLpcReceive = 16
 } KWAIT_REASON;
-
-typedef struct _DISPATCHER_HEADER {
-  union {
-    LONG Lock;
-    struct {
-      UCHAR Type;
-      UCHAR Signalling;
-      UCHAR Size;
-      UCHAR Reserved1;
-    };
-  };
-  LONG SignalState;
-  LIST_ENTRY WaitListHead;
-} DISPATCHER_HEADER;
-NT_SIZE(DISPATCHER_HEADER, 0x18);
 
 typedef struct _KPROCESS {
   DISPATCHER_HEADER Header;
   LIST_ENTRY ProfileListHead;
-  ULONGLONG DirectoryTableBase;
+  ULONG64 DirectoryTableBase;
   LIST_ENTRY ThreadListHead;
-  UCHAR Pad0[0x348 - 0x40];
-  ULONGLONG StackCount;
+  GAP(0x040, 0x348);
+  ULONG64 StackCount;
   LIST_ENTRY ProcessListEntry;
-  UCHAR Pad1[0x388 - 0x360];
-  ULONGLONG UserDirectoryTableBase;
-  UCHAR Pad2[0x438 - 0x390];
+  GAP(0x360, 0x388);
+  ULONG64 UserDirectoryTableBase;
+  GAP(0x390, 0x438);
 } KPROCESS;
-NT_CHECK(KPROCESS, DirectoryTableBase, 0x28);
-NT_CHECK(KPROCESS, ThreadListHead, 0x30);
-NT_CHECK(KPROCESS, UserDirectoryTableBase, 0x388);
-NT_SIZE(KPROCESS, 0x438);
+AT(KPROCESS, DirectoryTableBase, 0x28);
+AT(KPROCESS, ThreadListHead, 0x30);
+AT(KPROCESS, StackCount, 0x348);
+AT(KPROCESS, ProcessListEntry, 0x350);
+AT(KPROCESS, UserDirectoryTableBase, 0x388);
+SIZE(KPROCESS, 0x438);
 
 typedef struct _HANDLE_TABLE {
   ULONG NextHandleNeedingPool;
   LONG ExtraInfoPages;
-  ULONGLONG TableCode;
+  ULONG64 TableCode;
   struct _EPROCESS* QuotaProcess;
   LIST_ENTRY HandleTableList;
   ULONG UniqueProcessId;
-  UCHAR Pad0[0x80 - 0x2c];
+  GAP(0x2c, 0x80);
 } HANDLE_TABLE;
-NT_CHECK(HANDLE_TABLE, TableCode, 0x8);
-NT_CHECK(HANDLE_TABLE, UniqueProcessId, 0x28);
-NT_SIZE(HANDLE_TABLE, 0x80);
+AT(HANDLE_TABLE, UniqueProcessId, 0x28);
+SIZE(HANDLE_TABLE, 0x80);
+
+typedef struct _MM_SESSION_SPACE {
+  LONG ReferenceCount;
+  ULONG u;
+  ULONG SessionId;
+  GAP(0xc, 0x40);
+} MM_SESSION_SPACE;
 
 typedef struct _PEB_LDR_DATA {
   ULONG Length;
   UCHAR Initialized;
-  PVOID SsHandle;
+  VOID* SsHandle;
   LIST_ENTRY InLoadOrderModuleList;
   LIST_ENTRY InMemoryOrderModuleList;
   LIST_ENTRY InInitializationOrderModuleList;
-  PVOID EntryInProgress;
+  VOID* EntryInProgress;
   UCHAR ShutdownInProgress;
-  PVOID ShutdownThreadId;
+  VOID* ShutdownThreadId;
 } PEB_LDR_DATA;
-NT_CHECK(PEB_LDR_DATA, InLoadOrderModuleList, 0x10);
-NT_SIZE(PEB_LDR_DATA, 0x58);
+AT(PEB_LDR_DATA, InLoadOrderModuleList, 0x10);
+SIZE(PEB_LDR_DATA, 0x58);
 
 typedef struct _PEB {
   UCHAR InheritedAddressSpace;
@@ -139,32 +167,32 @@ typedef struct _PEB {
   UCHAR BeingDebugged;
   UCHAR BitField;
   UCHAR Padding0[4];
-  PVOID Mutant;
-  PVOID ImageBaseAddress;
+  VOID* Mutant;
+  VOID* ImageBaseAddress;
   PEB_LDR_DATA* Ldr;
-  PVOID ProcessParameters;
-  UCHAR Pad0[0x118 - 0x28];
+  VOID* ProcessParameters;
+  GAP(0x028, 0x118);
   ULONG OSMajorVersion;
   ULONG OSMinorVersion;
   USHORT OSBuildNumber;
   USHORT OSCSDVersion;
   ULONG OSPlatformId;
-  UCHAR Pad1[0x2c0 - 0x128];
+  GAP(0x128, 0x2c0);
   ULONG SessionId;
-  UCHAR Pad2[0x7c8 - 0x2c4];
+  GAP(0x2c4, 0x7c8);
 } PEB;
-NT_CHECK(PEB, ImageBaseAddress, 0x10);
-NT_CHECK(PEB, Ldr, 0x18);
-NT_CHECK(PEB, OSBuildNumber, 0x120);
-NT_CHECK(PEB, SessionId, 0x2c0);
-NT_SIZE(PEB, 0x7c8);
+AT(PEB, ImageBaseAddress, 0x10);
+AT(PEB, Ldr, 0x18);
+AT(PEB, OSBuildNumber, 0x120);
+AT(PEB, SessionId, 0x2c0);
+SIZE(PEB, 0x7c8);
 
 typedef struct _EPROCESS {
   KPROCESS Pcb;
-  ULONGLONG ProcessLock;
-  PVOID UniqueProcessId;
+  ULONG64 ProcessLock;
+  VOID* UniqueProcessId;
   LIST_ENTRY ActiveProcessLinks;
-  ULONGLONG RundownProtect;
+  ULONG64 RundownProtect;
   union {
     ULONG Flags2;
     struct {
@@ -200,56 +228,58 @@ typedef struct _EPROCESS {
   };
   ULONG Flags;
   LARGE_INTEGER CreateTime;
-  UCHAR Pad0[0x498 - 0x470];
-  ULONGLONG VirtualSize;
+  GAP(0x470, 0x498);
+  ULONG64 VirtualSize;
   LIST_ENTRY SessionProcessLinks;
-  UCHAR Pad1[0x4b8 - 0x4b0];
+  GAP(0x4b0, 0x4b8);
   EX_FAST_REF Token;
-  UCHAR Pad2[0x510 - 0x4c0];
-  PVOID Job;
-  UCHAR Pad3[0x540 - 0x518];
-  PVOID InheritedFromUniqueProcessId;
-  UCHAR Pad4[0x550 - 0x548];
+  GAP(0x4c0, 0x510);
+  VOID* Job;
+  GAP(0x518, 0x540);
+  VOID* InheritedFromUniqueProcessId;
+  GAP(0x548, 0x550);
   PEB* Peb;
-  PVOID Session;
-  UCHAR Pad5[0x570 - 0x560];
+  MM_SESSION_SPACE* Session;
+  GAP(0x560, 0x570);
   HANDLE_TABLE* ObjectTable;
-  PVOID DebugPort;
-  PVOID WoW64Process;
-  UCHAR Pad6[0x5a0 - 0x588];
-  PVOID ImageFilePointer;
+  VOID* DebugPort;
+  VOID* WoW64Process;
+  GAP(0x588, 0x5a0);
+  VOID* ImageFilePointer;
   UCHAR ImageFileName[15];
   UCHAR PriorityClass;
-  UCHAR Pad7[0x5e0 - 0x5b8];
+  GAP(0x5b8, 0x5e0);
   LIST_ENTRY ThreadListHead;
   ULONG ActiveThreads;
-  UCHAR Pad8[0x7d4 - 0x5f4];
+  GAP(0x5f4, 0x7d4);
   LONG ExitStatus;
-  PVOID VadRoot;
-  UCHAR Pad9[0x7e8 - 0x7e0];
-  ULONGLONG VadCount;
-  UCHAR Pad10[0x840 - 0x7f0];
+  VOID* VadRoot;
+  GAP(0x7e0, 0x7e8);
+  ULONG64 VadCount;
+  GAP(0x7f0, 0x840);
   LARGE_INTEGER ExitTime;
-  UCHAR Pad11[0x87a - 0x848];
+  GAP(0x848, 0x87a);
   UCHAR Protection;
-  UCHAR Pad12[0xa40 - 0x87b];
+  GAP(0x87b, 0xa40);
 } EPROCESS;
-NT_CHECK(EPROCESS, UniqueProcessId, 0x440);
-NT_CHECK(EPROCESS, ActiveProcessLinks, 0x448);
-NT_CHECK(EPROCESS, Flags2, 0x460);
-NT_CHECK(EPROCESS, CreateTime, 0x468);
-NT_CHECK(EPROCESS, Token, 0x4b8);
-NT_CHECK(EPROCESS, InheritedFromUniqueProcessId, 0x540);
-NT_CHECK(EPROCESS, Peb, 0x550);
-NT_CHECK(EPROCESS, Session, 0x558);
-NT_CHECK(EPROCESS, ObjectTable, 0x570);
-NT_CHECK(EPROCESS, ImageFileName, 0x5a8);
-NT_CHECK(EPROCESS, PriorityClass, 0x5b7);
-NT_CHECK(EPROCESS, ThreadListHead, 0x5e0);
-NT_CHECK(EPROCESS, ActiveThreads, 0x5f0);
-NT_CHECK(EPROCESS, VadRoot, 0x7d8);
-NT_CHECK(EPROCESS, Protection, 0x87a);
-NT_SIZE(EPROCESS, 0xa40);
+AT(EPROCESS, UniqueProcessId, 0x440);
+AT(EPROCESS, ActiveProcessLinks, 0x448);
+AT(EPROCESS, Flags2, 0x460);
+AT(EPROCESS, CreateTime, 0x468);
+AT(EPROCESS, Token, 0x4b8);
+AT(EPROCESS, InheritedFromUniqueProcessId, 0x540);
+AT(EPROCESS, Peb, 0x550);
+AT(EPROCESS, Session, 0x558);
+AT(EPROCESS, ObjectTable, 0x570);
+AT(EPROCESS, ImageFileName, 0x5a8);
+AT(EPROCESS, PriorityClass, 0x5b7);
+AT(EPROCESS, ThreadListHead, 0x5e0);
+AT(EPROCESS, ActiveThreads, 0x5f0);
+AT(EPROCESS, VadRoot, 0x7d8);
+AT(EPROCESS, ExitStatus, 0x7d4);
+AT(EPROCESS, ExitTime, 0x840);
+AT(EPROCESS, Protection, 0x87a);
+SIZE(EPROCESS, 0xa40);
 
 typedef struct _KAPC_STATE {
   LIST_ENTRY ApcListHead[2];
@@ -257,24 +287,24 @@ typedef struct _KAPC_STATE {
   UCHAR InProgressFlags;
   UCHAR KernelApcPending;
   UCHAR UserApcPendingAll;
-  UCHAR Pad[5];
+  GAP(0x2b, 0x30);
 } KAPC_STATE;
-NT_SIZE(KAPC_STATE, 0x30);
+SIZE(KAPC_STATE, 0x30);
 
 typedef struct _KTHREAD {
   DISPATCHER_HEADER Header;
-  PVOID SListFaultAddress;
-  ULONGLONG QuantumTarget;
-  PVOID InitialStack;
-  PVOID StackLimit;
-  PVOID StackBase;
-  ULONGLONG ThreadLock;
-  ULONGLONG CycleTime;
+  VOID* SListFaultAddress;
+  ULONG64 QuantumTarget;
+  VOID* InitialStack;
+  VOID* StackLimit;
+  VOID* StackBase;
+  ULONG64 ThreadLock;
+  ULONG64 CycleTime;
   ULONG CurrentRunTime;
   ULONG ExpectedRunTime;
-  PVOID KernelStack;
-  PVOID StateSaveArea;
-  PVOID SchedulingGroup;
+  VOID* KernelStack;
+  VOID* StateSaveArea;
+  VOID* SchedulingGroup;
   UCHAR WaitRegister;
   UCHAR Running;
   UCHAR Alerted[2];
@@ -287,133 +317,138 @@ typedef struct _KTHREAD {
       ULONG ThreadFlagsRest : 14;
     };
   };
-  UCHAR Pad0[0x90 - 0x7c];
-  PVOID TrapFrame;
+  GAP(0x07c, 0x090);
+  VOID* TrapFrame;
   union {
     KAPC_STATE ApcState;
     struct {
-      UCHAR ApcStateFill[43];
+      UCHAR ApcStateFill[0x2b];
       CHAR Priority;
       ULONG UserIdealProcessor;
     };
   };
-  UCHAR PadApc[0xd0 - 0xc8];
-  PVOID WaitBlockList;
-  UCHAR Pad1[0xf0 - 0xd8];
-  PVOID Teb;
-  UCHAR Pad2[0x184 - 0xf8];
+  LONG64 WaitStatus;
+  VOID* WaitBlockList;
+  GAP(0x0d8, 0x0f0);
+  VOID* Teb;
+  GAP(0x0f8, 0x184);
   UCHAR State;
-  UCHAR Spare;
+  CHAR Spare13;
   UCHAR WaitIrql;
   CHAR WaitMode;
-  UCHAR Pad3[0x1c8 - 0x188];
-  PVOID Win32Thread;
-  UCHAR Pad4[0x220 - 0x1d0];
+  GAP(0x188, 0x1c8);
+  VOID* Win32Thread;
+  GAP(0x1d0, 0x220);
   KPROCESS* Process;
-  UCHAR Pad5[0x232 - 0x228];
+  GAP(0x228, 0x232);
   CHAR PreviousMode;
   CHAR BasePriority;
-  UCHAR Pad6[0x283 - 0x234];
+  GAP(0x234, 0x283);
   UCHAR WaitReason;
-  UCHAR Pad7[0x28c - 0x284];
+  GAP(0x284, 0x28c);
   ULONG KernelTime;
-  UCHAR Pad8[0x2dc - 0x290];
+  GAP(0x290, 0x2dc);
   ULONG UserTime;
-  UCHAR Pad9[0x2f8 - 0x2e0];
+  GAP(0x2e0, 0x2f8);
   LIST_ENTRY ThreadListEntry;
-  UCHAR Pad10[0x430 - 0x308];
+  GAP(0x308, 0x430);
 } KTHREAD;
-NT_CHECK(KTHREAD, InitialStack, 0x28);
-NT_CHECK(KTHREAD, StackLimit, 0x30);
-NT_CHECK(KTHREAD, StackBase, 0x38);
-NT_CHECK(KTHREAD, KernelStack, 0x58);
-NT_CHECK(KTHREAD, MiscFlags, 0x74);
-NT_CHECK(KTHREAD, ThreadFlags, 0x78);
-NT_CHECK(KTHREAD, TrapFrame, 0x90);
-NT_CHECK(KTHREAD, ApcState, 0x98);
-NT_CHECK(KTHREAD, Priority, 0xc3);
-NT_CHECK(KTHREAD, WaitBlockList, 0xd0);
-NT_CHECK(KTHREAD, Teb, 0xf0);
-NT_CHECK(KTHREAD, State, 0x184);
-NT_CHECK(KTHREAD, WaitIrql, 0x186);
-NT_CHECK(KTHREAD, WaitMode, 0x187);
-NT_CHECK(KTHREAD, Win32Thread, 0x1c8);
-NT_CHECK(KTHREAD, Process, 0x220);
-NT_CHECK(KTHREAD, PreviousMode, 0x232);
-NT_CHECK(KTHREAD, BasePriority, 0x233);
-NT_CHECK(KTHREAD, WaitReason, 0x283);
-NT_CHECK(KTHREAD, KernelTime, 0x28c);
-NT_CHECK(KTHREAD, UserTime, 0x2dc);
-NT_CHECK(KTHREAD, ThreadListEntry, 0x2f8);
-NT_SIZE(KTHREAD, 0x430);
+AT(KTHREAD, InitialStack, 0x28);
+AT(KTHREAD, StackLimit, 0x30);
+AT(KTHREAD, StackBase, 0x38);
+AT(KTHREAD, KernelStack, 0x58);
+AT(KTHREAD, MiscFlags, 0x74);
+AT(KTHREAD, ThreadFlags, 0x78);
+AT(KTHREAD, TrapFrame, 0x90);
+AT(KTHREAD, ApcState, 0x98);
+AT(KTHREAD, ApcState.Process, 0xb8);
+AT(KTHREAD, Priority, 0xc3);
+AT(KTHREAD, WaitBlockList, 0xd0);
+AT(KTHREAD, Teb, 0xf0);
+AT(KTHREAD, State, 0x184);
+AT(KTHREAD, WaitIrql, 0x186);
+AT(KTHREAD, WaitMode, 0x187);
+AT(KTHREAD, Win32Thread, 0x1c8);
+AT(KTHREAD, Process, 0x220);
+AT(KTHREAD, PreviousMode, 0x232);
+AT(KTHREAD, BasePriority, 0x233);
+AT(KTHREAD, WaitReason, 0x283);
+AT(KTHREAD, KernelTime, 0x28c);
+AT(KTHREAD, UserTime, 0x2dc);
+AT(KTHREAD, ThreadListEntry, 0x2f8);
+SIZE(KTHREAD, 0x430);
 
 typedef struct _ETHREAD {
   KTHREAD Tcb;
   LARGE_INTEGER CreateTime;
-  UCHAR Pad0[0x450 - 0x438];
-  PVOID StartAddress;
-  UCHAR Pad1[0x478 - 0x458];
+  GAP(0x438, 0x450);
+  VOID* StartAddress;
+  GAP(0x458, 0x478);
   CLIENT_ID Cid;
-  UCHAR Pad2[0x4b0 - 0x488];
+  GAP(0x488, 0x4b0);
   LIST_ENTRY IrpList;
-  UCHAR Pad3[0x4d0 - 0x4c0];
-  PVOID Win32StartAddress;
-  UCHAR Pad4[0x4e8 - 0x4d8];
+  GAP(0x4c0, 0x4d0);
+  VOID* Win32StartAddress;
+  GAP(0x4d8, 0x4e8);
   LIST_ENTRY ThreadListEntry;
-  UCHAR Pad5[0x510 - 0x4f8];
+  GAP(0x4f8, 0x510);
   ULONG CrossThreadFlags;
-  UCHAR Pad6[0x898 - 0x514];
+  GAP(0x514, 0x898);
 } ETHREAD;
-NT_CHECK(ETHREAD, CreateTime, 0x430);
-NT_CHECK(ETHREAD, StartAddress, 0x450);
-NT_CHECK(ETHREAD, Cid, 0x478);
-NT_CHECK(ETHREAD, IrpList, 0x4b0);
-NT_CHECK(ETHREAD, Win32StartAddress, 0x4d0);
-NT_CHECK(ETHREAD, ThreadListEntry, 0x4e8);
-NT_CHECK(ETHREAD, CrossThreadFlags, 0x510);
+AT(ETHREAD, CreateTime, 0x430);
+AT(ETHREAD, StartAddress, 0x450);
+AT(ETHREAD, Cid, 0x478);
+AT(ETHREAD, IrpList, 0x4b0);
+AT(ETHREAD, Win32StartAddress, 0x4d0);
+AT(ETHREAD, ThreadListEntry, 0x4e8);
+AT(ETHREAD, CrossThreadFlags, 0x510);
+SIZE(ETHREAD, 0x898);
 
 typedef struct _KLDR_DATA_TABLE_ENTRY {
   LIST_ENTRY InLoadOrderLinks;
-  PVOID ExceptionTable;
+  VOID* ExceptionTable;
   ULONG ExceptionTableSize;
-  PVOID GpValue;
-  PVOID NonPagedDebugInfo;
-  PVOID DllBase;
-  PVOID EntryPoint;
+  VOID* GpValue;
+  VOID* NonPagedDebugInfo;
+  VOID* DllBase;
+  VOID* EntryPoint;
   ULONG SizeOfImage;
   UNICODE_STRING FullDllName;
   UNICODE_STRING BaseDllName;
   ULONG Flags;
   USHORT LoadCount;
-  USHORT SignatureLevel;
-  PVOID SectionPointer;
+  USHORT SignatureInfo;
+  VOID* SectionPointer;
   ULONG CheckSum;
   ULONG CoverageSectionSize;
-  PVOID CoverageSection;
-  PVOID LoadedImports;
-  PVOID Spare;
+  VOID* CoverageSection;
+  VOID* LoadedImports;
+  VOID* Spare;
   ULONG SizeOfImageNotRounded;
   ULONG TimeDateStamp;
 } KLDR_DATA_TABLE_ENTRY;
-NT_CHECK(KLDR_DATA_TABLE_ENTRY, ExceptionTable, 0x10);
-NT_CHECK(KLDR_DATA_TABLE_ENTRY, NonPagedDebugInfo, 0x28);
-NT_CHECK(KLDR_DATA_TABLE_ENTRY, DllBase, 0x30);
-NT_CHECK(KLDR_DATA_TABLE_ENTRY, SizeOfImage, 0x40);
-NT_CHECK(KLDR_DATA_TABLE_ENTRY, FullDllName, 0x48);
-NT_CHECK(KLDR_DATA_TABLE_ENTRY, BaseDllName, 0x58);
-NT_CHECK(KLDR_DATA_TABLE_ENTRY, Flags, 0x68);
-NT_CHECK(KLDR_DATA_TABLE_ENTRY, SectionPointer, 0x70);
-NT_CHECK(KLDR_DATA_TABLE_ENTRY, CheckSum, 0x78);
-NT_CHECK(KLDR_DATA_TABLE_ENTRY, SizeOfImageNotRounded, 0x98);
-NT_CHECK(KLDR_DATA_TABLE_ENTRY, TimeDateStamp, 0x9c);
-NT_SIZE(KLDR_DATA_TABLE_ENTRY, 0xa0);
+AT(KLDR_DATA_TABLE_ENTRY, ExceptionTable, 0x10);
+AT(KLDR_DATA_TABLE_ENTRY, ExceptionTableSize, 0x18);
+AT(KLDR_DATA_TABLE_ENTRY, NonPagedDebugInfo, 0x28);
+AT(KLDR_DATA_TABLE_ENTRY, DllBase, 0x30);
+AT(KLDR_DATA_TABLE_ENTRY, EntryPoint, 0x38);
+AT(KLDR_DATA_TABLE_ENTRY, SizeOfImage, 0x40);
+AT(KLDR_DATA_TABLE_ENTRY, FullDllName, 0x48);
+AT(KLDR_DATA_TABLE_ENTRY, BaseDllName, 0x58);
+AT(KLDR_DATA_TABLE_ENTRY, Flags, 0x68);
+AT(KLDR_DATA_TABLE_ENTRY, LoadCount, 0x6c);
+AT(KLDR_DATA_TABLE_ENTRY, SectionPointer, 0x70);
+AT(KLDR_DATA_TABLE_ENTRY, CheckSum, 0x78);
+AT(KLDR_DATA_TABLE_ENTRY, SizeOfImageNotRounded, 0x98);
+AT(KLDR_DATA_TABLE_ENTRY, TimeDateStamp, 0x9c);
+SIZE(KLDR_DATA_TABLE_ENTRY, 0xa0);
 
 typedef struct _LDR_DATA_TABLE_ENTRY {
   LIST_ENTRY InLoadOrderLinks;
   LIST_ENTRY InMemoryOrderLinks;
   LIST_ENTRY InInitializationOrderLinks;
-  PVOID DllBase;
-  PVOID EntryPoint;
+  VOID* DllBase;
+  VOID* EntryPoint;
   ULONG SizeOfImage;
   UNICODE_STRING FullDllName;
   UNICODE_STRING BaseDllName;
@@ -422,44 +457,14 @@ typedef struct _LDR_DATA_TABLE_ENTRY {
   USHORT TlsIndex;
   LIST_ENTRY HashLinks;
   ULONG TimeDateStamp;
-  UCHAR Pad0[0x120 - 0x84];
+  GAP(0x84, 0x120);
 } LDR_DATA_TABLE_ENTRY;
-NT_CHECK(LDR_DATA_TABLE_ENTRY, DllBase, 0x30);
-NT_CHECK(LDR_DATA_TABLE_ENTRY, SizeOfImage, 0x40);
-NT_CHECK(LDR_DATA_TABLE_ENTRY, BaseDllName, 0x58);
-NT_CHECK(LDR_DATA_TABLE_ENTRY, HashLinks, 0x70);
-NT_CHECK(LDR_DATA_TABLE_ENTRY, TimeDateStamp, 0x80);
-NT_SIZE(LDR_DATA_TABLE_ENTRY, 0x120);
-
-typedef struct _KPRCB {
-  ULONG MxCsr;
-  UCHAR LegacyNumber;
-  UCHAR ReservedMustBeZero;
-  UCHAR InterruptRequest;
-  UCHAR IdleHalt;
-  struct _KTHREAD* CurrentThread;
-  struct _KTHREAD* NextThread;
-  struct _KTHREAD* IdleThread;
-  UCHAR NestingLevel;
-  UCHAR ClockOwner;
-  UCHAR PendingTickFlags;
-  UCHAR IdleState;
-  ULONG Number;
-  UCHAR Pad0[0x100 - 0x28];
-} KPRCB;
-NT_CHECK(KPRCB, CurrentThread, 0x8);
-NT_CHECK(KPRCB, Number, 0x24);
-
-typedef struct _KPCR {
-  UCHAR Pad0[0x18];
-  struct _KPCR* Self;
-  KPRCB* CurrentPrcb;
-  UCHAR Pad1[0x180 - 0x28];
-  KPRCB Prcb;
-} KPCR;
-NT_CHECK(KPCR, Self, 0x18);
-NT_CHECK(KPCR, CurrentPrcb, 0x20);
-NT_CHECK(KPCR, Prcb, 0x180);
+AT(LDR_DATA_TABLE_ENTRY, DllBase, 0x30);
+AT(LDR_DATA_TABLE_ENTRY, SizeOfImage, 0x40);
+AT(LDR_DATA_TABLE_ENTRY, BaseDllName, 0x58);
+AT(LDR_DATA_TABLE_ENTRY, HashLinks, 0x70);
+AT(LDR_DATA_TABLE_ENTRY, TimeDateStamp, 0x80);
+SIZE(LDR_DATA_TABLE_ENTRY, 0x120);
 
 typedef struct _KSYSTEM_TIME {
   ULONG LowPart;
@@ -476,61 +481,159 @@ typedef struct _KUSER_SHARED_DATA {
   USHORT ImageNumberLow;
   USHORT ImageNumberHigh;
   WCHAR NtSystemRoot[260];
-  UCHAR Pad0[0x260 - 0x238];
+  GAP(0x238, 0x260);
   ULONG NtBuildNumber;
   ULONG NtProductType;
   UCHAR ProductTypeIsValid;
-  UCHAR Reserved0;
+  UCHAR Reserved0[1];
   USHORT NativeProcessorArchitecture;
   ULONG NtMajorVersion;
   ULONG NtMinorVersion;
-  UCHAR Pad1[0x2d0 - 0x274];
+  UCHAR ProcessorFeatures[64];
+  GAP(0x2b4, 0x2d0);
   ULONG SuiteMask;
   UCHAR KdDebuggerEnabled;
-  UCHAR Pad2[0x320 - 0x2d5];
-  ULONGLONG TickCount;
-  UCHAR Pad3[0x720 - 0x328];
+  GAP(0x2d5, 0x320);
+  union {
+    KSYSTEM_TIME TickCount;
+    ULONG64 TickCountQuad;
+  };
+  GAP(0x32c, 0x720);
 } KUSER_SHARED_DATA;
-NT_CHECK(KUSER_SHARED_DATA, SystemTime, 0x14);
-NT_CHECK(KUSER_SHARED_DATA, NtSystemRoot, 0x30);
-NT_CHECK(KUSER_SHARED_DATA, NtBuildNumber, 0x260);
-NT_CHECK(KUSER_SHARED_DATA, NtProductType, 0x264);
-NT_CHECK(KUSER_SHARED_DATA, NtMajorVersion, 0x26c);
-NT_CHECK(KUSER_SHARED_DATA, NtMinorVersion, 0x270);
-NT_CHECK(KUSER_SHARED_DATA, KdDebuggerEnabled, 0x2d4);
-NT_CHECK(KUSER_SHARED_DATA, TickCount, 0x320);
-NT_SIZE(KUSER_SHARED_DATA, 0x720);
+AT(KUSER_SHARED_DATA, InterruptTime, 0x8);
+AT(KUSER_SHARED_DATA, SystemTime, 0x14);
+AT(KUSER_SHARED_DATA, ImageNumberLow, 0x2c);
+AT(KUSER_SHARED_DATA, NtSystemRoot, 0x30);
+AT(KUSER_SHARED_DATA, NtBuildNumber, 0x260);
+AT(KUSER_SHARED_DATA, NtProductType, 0x264);
+AT(KUSER_SHARED_DATA, NativeProcessorArchitecture, 0x26a);
+AT(KUSER_SHARED_DATA, NtMajorVersion, 0x26c);
+AT(KUSER_SHARED_DATA, NtMinorVersion, 0x270);
+AT(KUSER_SHARED_DATA, SuiteMask, 0x2d0);
+AT(KUSER_SHARED_DATA, KdDebuggerEnabled, 0x2d4);
+AT(KUSER_SHARED_DATA, TickCount, 0x320);
 
-/* KDDEBUGGER_DATA64 (wdbgexts.h): a published, fixed layout; the first fields debuggers read. */
+typedef struct _KPRCB {
+  ULONG MxCsr;
+  UCHAR LegacyNumber;
+  UCHAR ReservedMustBeZero;
+  UCHAR InterruptRequest;
+  UCHAR IdleHalt;
+  struct _KTHREAD* CurrentThread;
+  struct _KTHREAD* NextThread;
+  struct _KTHREAD* IdleThread;
+  UCHAR NestingLevel;
+  UCHAR ClockOwner;
+  UCHAR PendingTickFlags;
+  UCHAR IdleState;
+  ULONG Number;
+  GAP(0x028, 0x100);
+} KPRCB;
+AT(KPRCB, CurrentThread, 0x8);
+AT(KPRCB, Number, 0x24);
+
+typedef struct _KPCR {
+  VOID* GdtBase;
+  VOID* TssBase;
+  ULONG64 UserRsp;
+  struct _KPCR* Self;
+  KPRCB* CurrentPrcb;
+  GAP(0x028, 0x038);
+  VOID* IdtBase;
+  GAP(0x040, 0x050);
+  UCHAR Irql;
+  GAP(0x051, 0x060);
+  USHORT MajorVersion;
+  USHORT MinorVersion;
+  GAP(0x064, 0x108);
+  VOID* KdVersionBlock;
+  GAP(0x110, 0x180);
+  KPRCB Prcb;
+} KPCR;
+AT(KPCR, Self, 0x18);
+AT(KPCR, CurrentPrcb, 0x20);
+AT(KPCR, KdVersionBlock, 0x108);
+AT(KPCR, Prcb, 0x180);
+AT(KPCR, Prcb.CurrentThread, 0x188);
+
+/* The KD debugger data block (wdbgexts.h's KDDEBUGGER_DATA64), through SizeEThread. */
 typedef struct _DBGKD_DEBUG_DATA_HEADER64 {
-  ULONGLONG Flink;
-  ULONGLONG Blink;
+  LIST_ENTRY64 List;
   ULONG OwnerTag;
   ULONG Size;
 } DBGKD_DEBUG_DATA_HEADER64;
 
 typedef struct _KDDEBUGGER_DATA64 {
   DBGKD_DEBUG_DATA_HEADER64 Header;
-  ULONGLONG KernBase;
-  ULONGLONG BreakpointWithStatus;
-  ULONGLONG SavedContext;
+  ULONG64 KernBase;
+  ULONG64 BreakpointWithStatus;
+  ULONG64 SavedContext;
   USHORT ThCallbackStack;
   USHORT NextCallback;
   USHORT FramePointer;
   USHORT PaeEnabled;
-  ULONGLONG KiCallUserMode;
-  ULONGLONG KeUserCallbackDispatcher;
-  ULONGLONG PsLoadedModuleList;
-  ULONGLONG PsActiveProcessHead;
-  ULONGLONG PspCidTable;
-  UCHAR Pad0[0x218 - 0x60];
-  ULONGLONG KiProcessorBlock;
-  UCHAR Pad1[0x368 - 0x220];
+  ULONG64 KiCallUserMode;
+  ULONG64 KeUserCallbackDispatcher;
+  ULONG64 PsLoadedModuleList;
+  ULONG64 PsActiveProcessHead;
+  ULONG64 PspCidTable;
+  GAP(0x060, 0x218);
+  ULONG64 KiProcessorBlock;
+  GAP(0x220, 0x290);
+  ULONG64 MmVirtualTranslationBase;
+  USHORT OffsetKThreadNextProcessor;
+  USHORT OffsetKThreadTeb;
+  USHORT OffsetKThreadKernelStack;
+  USHORT OffsetKThreadInitialStack;
+  USHORT OffsetKThreadApcProcess;
+  USHORT OffsetKThreadState;
+  USHORT OffsetKThreadBStore;
+  USHORT OffsetKThreadBStoreLimit;
+  USHORT SizeEProcess;
+  USHORT OffsetEprocessPeb;
+  USHORT OffsetEprocessParentCID;
+  USHORT OffsetEprocessDirectoryTableBase;
+  USHORT SizePrcb;
+  USHORT OffsetPrcbDpcRoutine;
+  USHORT OffsetPrcbCurrentThread;
+  USHORT OffsetPrcbMhz;
+  USHORT OffsetPrcbCpuType;
+  USHORT OffsetPrcbVendorString;
+  USHORT OffsetPrcbProcStateContext;
+  USHORT OffsetPrcbNumber;
+  USHORT SizeEThread;
+  GAP(0x2c2, 0x368);
 } KDDEBUGGER_DATA64;
-NT_CHECK(KDDEBUGGER_DATA64, KernBase, 0x18);
-NT_CHECK(KDDEBUGGER_DATA64, PsLoadedModuleList, 0x48);
-NT_CHECK(KDDEBUGGER_DATA64, PsActiveProcessHead, 0x50);
-NT_CHECK(KDDEBUGGER_DATA64, KiProcessorBlock, 0x218);
-NT_SIZE(KDDEBUGGER_DATA64, 0x368);
+AT(KDDEBUGGER_DATA64, Header.OwnerTag, 0x10);
+AT(KDDEBUGGER_DATA64, Header.Size, 0x14);
+AT(KDDEBUGGER_DATA64, KernBase, 0x18);
+AT(KDDEBUGGER_DATA64, KiCallUserMode, 0x38);
+AT(KDDEBUGGER_DATA64, PsLoadedModuleList, 0x48);
+AT(KDDEBUGGER_DATA64, PsActiveProcessHead, 0x50);
+AT(KDDEBUGGER_DATA64, PspCidTable, 0x58);
+AT(KDDEBUGGER_DATA64, KiProcessorBlock, 0x218);
+AT(KDDEBUGGER_DATA64, OffsetKThreadNextProcessor, 0x298);
+AT(KDDEBUGGER_DATA64, SizeEThread, 0x2c0);
+SIZE(KDDEBUGGER_DATA64, 0x368);
+
+/* DBGKD_GET_VERSION64: what KD's GetVersion returns (KPCR.KdVersionBlock points at it). */
+typedef struct _DBGKD_GET_VERSION64 {
+  USHORT MajorVersion;
+  USHORT MinorVersion;
+  UCHAR ProtocolVersion;
+  UCHAR KdSecondaryVersion;
+  USHORT Flags;
+  USHORT MachineType;
+  UCHAR MaxPacketType;
+  UCHAR MaxStateChange;
+  UCHAR MaxManipulate;
+  UCHAR Simulation;
+  USHORT Unused[1];
+  ULONG64 KernBase;
+  ULONG64 PsLoadedModuleList;
+  ULONG64 DebuggerDataList;
+} DBGKD_GET_VERSION64;
+AT(DBGKD_GET_VERSION64, KernBase, 0x10);
+AT(DBGKD_GET_VERSION64, DebuggerDataList, 0x20);
 
 #endif

@@ -9,7 +9,7 @@ __declspec(dllexport) LIST_ENTRY PsLoadedModuleList;
 __declspec(dllexport) EPROCESS* PsInitialSystemProcess;
 __declspec(dllexport) ULONG NtBuildNumber = 0xF0004A61;
 __declspec(dllexport) ULONG KeNumberProcessors = 1;
-KDDEBUGGER_DATA64 KdDebuggerDataBlock = {{0, 0, 0x4742444B, sizeof(KDDEBUGGER_DATA64)}};
+KDDEBUGGER_DATA64 KdDebuggerDataBlock = {{{0, 0}, 0x4742444B, sizeof(KDDEBUGGER_DATA64)}};
 LIST_ENTRY KdpDebuggerDataListHead;
 ULONGLONG KiWaitNever = 0x8642097531FEDCBAull;
 ULONGLONG KiWaitAlways = 0x0F1E2D3C4B5A6978ull;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <toolhost/text/utf16.hpp>
+
 namespace toolhost::analysis {
 namespace {
 
@@ -94,15 +96,6 @@ void find_wide(std::span<const uint8_t> b, uint64_t address, size_t min_chars, s
   }
 }
 
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else {
-    out.push_back(static_cast<char>(0xc0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-  }
-}
-
 }  // namespace
 
 size_t utf8_sequence_length(std::span<const uint8_t> bytes) {
@@ -159,7 +152,8 @@ std::string string_text(const image& img, const string_entry& s, size_t max_char
   size_t chars = 0;
   size_t i = 0;
   if (s.encoding == string_encoding::utf16le) {
-    for (; i + 1 < bytes.size() && chars < max_chars; i += 2, ++chars) append_utf8(out, bytes[i]);
+    i = std::min(bytes.size() & ~size_t{1}, max_chars > bytes.size() / 2 ? bytes.size() : max_chars * 2);
+    out = text::utf16le_to_utf8(bytes.first(i));
   } else {
     while (i < bytes.size() && chars < max_chars) {
       const size_t n = std::max<size_t>(1, utf8_sequence_length(bytes.subspan(i)));

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include <absl/strings/str_format.h>
+#include <toolhost/text/utf16.hpp>
 
 #include "toolhost/types/dt.hpp"
 
@@ -57,17 +58,16 @@ std::string char_text(uint64_t c) {
 
 // UTF-16 or 8-bit characters to text: printable ASCII kept, others as '.' except that valid
 // UTF-16 above 0x7f is written as UTF-8.
-void append_char(std::string& out, uint32_t c) {
-  if (c < 0x80) {
-    out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '.';
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xc0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3f));
-  } else {
-    out += static_cast<char>(0xe0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (c & 0x3f));
+// The text of a C string of `unit`-byte characters (1: bytes as Latin-1, 2: UTF-16LE), up to its
+// NUL, with controls as '.' so that it cannot break dt's line.
+std::string char_text(std::span<const uint8_t> raw, size_t unit) {
+  if (unit == 2) return toolhost::text::utf16le_to_utf8(raw, {.stop_at_nul = true, .printable = true});
+  std::string out;
+  for (uint8_t c : raw) {
+    if (c == 0) break;
+    toolhost::text::append_printable_utf8(out, c);
   }
+  return out;
 }
 
 struct filter_set {
@@ -395,16 +395,10 @@ class renderer {
 
   // A string member: UNICODE_STRING-like structs and pointers to characters.
   std::string read_string(uint64_t address, size_t bytes, size_t unit) {
-    std::string out;
     bytes = std::min<size_t>(bytes, kStringLimit * unit);
     std::vector<uint8_t> raw(bytes);
     const size_t got = r_.read ? r_.read(address, raw) : 0;
-    for (size_t i = 0; i + unit <= got; i += unit) {
-      const uint32_t c = unit == 2 ? raw[i] | (raw[i + 1] << 8) : raw[i];
-      if (c == 0) break;
-      append_char(out, c);
-    }
-    return out;
+    return char_text(std::span<const uint8_t>(raw.data(), got), unit);
   }
 
   // The text after " : " for a value of type `id` at `address`, and its JSON members (each
@@ -462,12 +456,7 @@ class renderer {
             json += ",\"string\":null";
             return prefix + "??";
           }
-          std::string s;
-          for (size_t i = 0; i + unit <= raw.size(); i += unit) {
-            const uint32_t c = unit == 2 ? raw[i] | (raw[i + 1] << 8) : raw[i];
-            if (c == 0) break;
-            append_char(s, c);
-          }
+          const std::string s = char_text(raw, unit);
           json += ",\"string\":" + json_quote(s);
           return prefix + " \"" + s + "\"";
         }

@@ -106,6 +106,9 @@ test("bytes an isolated plugin writes to fd 1 go to stderr, never to the MCP str
   const send = (m) => child.stdin.write(JSON.stringify(m) + "\n");
   send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {} } });
   send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "print", arguments: {} } });
+  // The crash only after print is answered: calls run concurrently, and one still in flight in the
+  // process that crashes is lost with it (as the crash tests above assert).
+  for (let i = 0; i < 600 && !out.includes('"id":1,'); ++i) await sleep(50);
   send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "die", arguments: { how: "segv" } } });
   // After the crash is answered (a call sent meanwhile would be lost with it), in a new process.
   for (let i = 0; i < 600 && !out.includes('"id":2,'); ++i) await sleep(50);

@@ -3,6 +3,7 @@
  * long mode with an identity map of the first 64 MiB plus ntoskrnl's VA range, and calls the
  * image's entry point, KiSystemStartup(multiboot information). */
 #include "winguest.h"
+#include "../long_mode.h"
 
 #define PT_PML4 0x110000
 #define PT_PDPT_LOW 0x111000
@@ -16,15 +17,7 @@
 #define NTOS_PDPT_INDEX 0xc
 #define NTOS_PD_INDEX 0x90
 
-#define ENTRY(table, index, lo, hi) \
-   movl $(lo), (table + (index) * 8); \
-   movl $(hi), (table + (index) * 8 + 4)
-
-   .section .multiboot, "a"
-   .align 4
-   .long 0x1BADB002
-   .long 0
-   .long -0x1BADB002
+   MULTIBOOT_HEADER
 
    .section .boot, "ax"
    .code32
@@ -34,10 +27,7 @@ boot_entry:
    mov $stack_top, %esp
    mov %ebx, multiboot_info
 
-   mov $PT_PML4, %edi
-   mov $((PT_END - PT_PML4) / 4), %ecx
-   xor %eax, %eax
-   rep stosl
+   ZERO_TABLES(PT_PML4, PT_END)
 
    /* [0, 64 MiB) identity, 2 MiB pages. */
    ENTRY(PT_PML4, 0, PT_PDPT_LOW + 3, 0)
@@ -54,30 +44,11 @@ boot_entry:
    ENTRY(PT_PDPT_NTOS, NTOS_PDPT_INDEX, PT_PD_NTOS + 3, 0)
    ENTRY(PT_PD_NTOS, NTOS_PD_INDEX, WG_NTOS_PA + 0x83, 0)
 
-   mov $PT_PML4, %eax
-   mov %eax, %cr3
-   mov %cr4, %eax
-   or $0x20, %eax            /* PAE */
-   mov %eax, %cr4
-   mov $0xC0000080, %ecx     /* EFER */
-   rdmsr
-   or $0x900, %eax           /* LME | NXE */
-   wrmsr
-   mov %cr0, %eax
-   or $0x80010001, %eax      /* PG | WP | PE */
-   mov %eax, %cr0
-   lgdt gdt_pointer
-   ljmp $0x08, $long_entry
+   ENTER_LONG_MODE(PT_PML4, 0x80010001 /* PG | WP | PE */, long_entry)
 
    .code64
 long_entry:
-   mov $0x10, %ax
-   mov %ax, %ds
-   mov %ax, %es
-   mov %ax, %ss
-   mov %ax, %fs
-   mov %ax, %gs
-   mov $stack_top, %esp
+   LONG_MODE_SEGMENTS(stack_top)
    /* entry = WG_NTOS_BASE + OptionalHeader.AddressOfEntryPoint */
    mov $WG_NTOS_PA, %esi
    mov 0x3c(%rsi), %eax
@@ -95,15 +66,7 @@ long_entry:
    .data
    .align 8
 multiboot_info: .long 0
-   .align 8
-gdt:
-   .quad 0
-   .quad 0x00AF9A000000FFFF
-   .quad 0x00CF92000000FFFF
-gdt_end:
-gdt_pointer:
-   .word gdt_end - gdt - 1
-   .long gdt
+   GDT_DATA
 
    .section .ntos, "a"
    .incbin "ntoskrnl.exe"

@@ -10,7 +10,7 @@
  * tables and the first System thread's stack, and runs a fixed call chain forever:
  * KiStartSystemThread -> PspSystemThreadStartup -> ExpWorkerThread -> IopCreateFileWorker ->
  * NtCreateFile -> ExAllocatePoolWithTag. */
-#include "nt_types.h"
+#include "../../windows-fixtures/nt_types.h" /* one header for this guest and the symbol tests' kernel */
 #include "winguest.h"
 
 #define EXPORT __declspec(dllexport)

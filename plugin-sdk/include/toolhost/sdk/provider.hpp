@@ -48,9 +48,10 @@ class provider {
   virtual std::optional<std::string> call_tool(call&, std::string_view /*name*/, std::string_view /*arguments_json*/) {
     return std::nullopt;
   }
-  // A ReadResourceResult as JSON; NotFound for a URI it does not know.
-  virtual absl::StatusOr<std::string> read_resource(call&, std::string_view uri) {
-    return absl::NotFoundError("no resource " + std::string(uri));
+  // A ReadResourceResult as JSON; NotFound for a URI it does not know (with a sentence saying
+  // why, if there is more to say than that: the host's error names the URI).
+  virtual absl::StatusOr<std::string> read_resource(call&, std::string_view /*uri*/) {
+    return absl::NotFoundError("");
   }
   // A GetPromptResult as JSON; NotFound for a name it does not know, InvalidArgument with a
   // sentence for bad arguments.
