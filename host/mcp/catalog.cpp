@@ -9,6 +9,26 @@
 #include "host/mcp/uri_template.hpp"
 
 namespace toolhost::mcp {
+namespace {
+
+// A tool's x-mcp-header annotations (tool_target::header_params); invalid ones are reported and
+// not enforced, since clients drop such a tool.
+std::shared_ptr<const std::vector<param_headers::annotation>> header_params_of(const rapidjson::Value& tool,
+                                                                               std::string_view owner) {
+  const rapidjson::Value* schema = tool.IsObject() ? sdk::member(tool, "inputSchema") : nullptr;
+  if (schema == nullptr) return nullptr;
+  auto found = param_headers::annotations_of(*schema);
+  if (!found.ok()) {
+    log::warning("catalog", cat("plugin '", owner, "' gives tool ", sdk::string_member(tool, "name").value_or("?"),
+                                " an invalid x-mcp-header (", found.status().message(),
+                                "); 2026-07-28 clients over HTTP will leave the tool out"));
+    return nullptr;
+  }
+  if (found->empty()) return nullptr;
+  return std::make_shared<const std::vector<param_headers::annotation>>(*std::move(found));
+}
+
+}  // namespace
 
 absl::StatusOr<std::string> catalog::page(const char* field, const std::vector<listing>& items,
                                           const std::string& cursor) const {
@@ -56,6 +76,7 @@ std::vector<catalog::listing> catalog::tools() {
       if (!plugins::valid_tool_name(name) || registry_.find_tool(name) != nullptr || seen.count(name) != 0) continue;
       tool_target target;
       target.provider = &p;
+      target.header_params = header_params_of(item, p.owner);
       target.permission_kind =
           std::string(sdk::string_member(item, "x-toolhost-permission").value_or(plugins::kRunKind));
       if (item.IsObject()) item.RemoveMember("x-toolhost-permission");  // the host's, not the client's
@@ -75,6 +96,12 @@ std::optional<catalog::tool_target> catalog::find_tool(std::string_view name) {
     target.tool = t;
     target.permission_kind = t->permission_kind;
     target.flags = t->flags;
+    std::lock_guard lock(mutex_);
+    auto [it, added] = registered_header_params_.try_emplace(t);
+    if (added) {
+      if (auto doc = sdk::parse_json(t->listing)) it->second = header_params_of(*doc, t->owner);
+    }
+    target.header_params = it->second;
     return target;
   }
   {

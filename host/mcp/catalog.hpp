@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -22,6 +23,7 @@
 #include <toolhost/plugin.h>
 #include <toolhost/sdk/writer.hpp>
 
+#include "host/mcp/param_headers.hpp"
 #include "host/plugins/registry.hpp"
 
 namespace toolhost::mcp {
@@ -46,6 +48,8 @@ class catalog {
     const plugins::provider* provider = nullptr;  // the provider that lists it
     std::string permission_kind;                  // as the plugin declared it (may be unknown)
     uint32_t flags = 0;                           // TOOLHOST_TOOL_* (registered tools)
+    // The x-mcp-header annotations of its inputSchema (none when it has none, or invalid ones).
+    std::shared_ptr<const std::vector<param_headers::annotation>> header_params;
   };
   // The plugin that serves tool `name`; providers are asked again when a name is not known yet.
   std::optional<tool_target> find_tool(std::string_view name);
@@ -88,6 +92,9 @@ class catalog {
   std::mutex mutex_;
   bool provided_tools_valid_ = false;
   std::unordered_map<std::string, tool_target> provided_tools_;
+  // Registered tools' x-mcp-header annotations, read from their listing when first asked.
+  std::unordered_map<const plugins::tool*, std::shared_ptr<const std::vector<param_headers::annotation>>>
+      registered_header_params_;
 };
 
 }  // namespace toolhost::mcp

@@ -11,7 +11,9 @@
 
 #include <array>
 #include <chrono>
+#include <map>
 #include <mutex>
+#include <unordered_set>
 
 #include <toolhost/sdk/json.hpp>
 
@@ -20,6 +22,9 @@ namespace {
 
 constexpr auto kLifetime = std::chrono::minutes(10);
 constexpr const char* kKeyMember = "io.toolhost/inputKey";
+// States redeemed within their lifetime, remembered until they expire: 32768 answered rounds in
+// ten minutes (55 a second) is far beyond what people answer, and holds ~3 MiB at most.
+constexpr size_t kMaxRedeemed = 32768;
 
 absl::string_view view(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
@@ -53,6 +58,47 @@ int64_t now_ms() {
       .count();
 }
 
+std::string random_hex(size_t bytes) {
+  std::string raw(bytes, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(raw.size())) != 1) std::abort();
+  return absl::BytesToHexString(raw);
+}
+
+// Each state is good for one round: the spec's expiry and binding bound a replay, but only the
+// server can make a state single-use, and a state that carries the person's "yes" to a call
+// must not run the call twice. The nonces of redeemed states are kept until they would expire.
+class redeemed_states {
+ public:
+  // False when `nonce` was redeemed already, or when too many unexpired ones are held to tell.
+  absl::Status redeem(const std::string& nonce, int64_t expires_ms) {
+    std::lock_guard lock(mutex_);
+    const int64_t now = now_ms();
+    while (!by_expiry_.empty() && by_expiry_.begin()->first < now) {
+      nonces_.erase(by_expiry_.begin()->second);
+      by_expiry_.erase(by_expiry_.begin());
+    }
+    if (nonces_.count(nonce) != 0) return absl::AlreadyExistsError("was used already: each one answers one round");
+    if (nonces_.size() >= kMaxRedeemed) {
+      return absl::ResourceExhaustedError(cat("cannot be checked for reuse now (", kMaxRedeemed,
+                                              " rounds were answered in the last ",
+                                              std::chrono::minutes(kLifetime).count(), " minutes)"));
+    }
+    nonces_.insert(nonce);
+    by_expiry_.emplace(expires_ms, nonce);
+    return absl::OkStatus();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_set<std::string> nonces_;
+  std::multimap<int64_t, std::string> by_expiry_;
+};
+
+redeemed_states& redeemed() {
+  static redeemed_states* states = new redeemed_states;  // never destroyed: used from any thread until exit
+  return *states;
+}
+
 }  // namespace
 
 std::string binding(std::string_view server, std::string_view method, std::string_view name,
@@ -62,7 +108,7 @@ std::string binding(std::string_view server, std::string_view method, std::strin
 }
 
 std::string seal(std::string_view bound, const std::vector<std::string>& asked, const answers& given) {
-  std::string payload = cat(R"({"b":)", sdk::quote(digest_hex(bound)), R"(,"exp":)",
+  std::string payload = cat(R"({"b":)", sdk::quote(digest_hex(bound)), R"(,"n":")", random_hex(16), R"(","exp":)",
                             now_ms() + std::chrono::milliseconds(kLifetime).count(), R"(,"k":[)");
   for (size_t i = 0; i < asked.size(); ++i) append(payload, i ? "," : "", sdk::quote(asked[i]));
   payload += R"(],"a":{)";
@@ -97,6 +143,10 @@ absl::StatusOr<answers> open(std::string_view state, std::string_view bound, con
   if (!b || *b != digest_hex(bound)) return refused("belongs to another call (tool, prompt or arguments differ)");
   const rapidjson::Value* exp = sdk::member(*doc, "exp");
   if (exp == nullptr || !exp->IsInt64() || exp->GetInt64() < now_ms()) return refused("has expired");
+  const auto nonce = sdk::string_member(*doc, "n");
+  if (!nonce) return refused("is not one this server issued");
+  if (absl::Status s = redeemed().redeem(std::string(*nonce), exp->GetInt64()); !s.ok())
+    return refused(std::string(s.message()));
   answers out;
   if (const rapidjson::Value* a = sdk::member(*doc, "a"); a != nullptr && a->IsObject()) {
     for (const auto& m : a->GetObject()) out[m.name.GetString()] = sdk::to_json(m.value);

@@ -8,8 +8,11 @@
 // HMAC-SHA256 under a key made at start (so a state from another process, or one the client
 // changed, is refused) and bound to the call (server, method, name and arguments: an approval
 // for one call cannot be used for another). It holds the keys asked (only answers to those are
-// read), the answers of earlier rounds (a later round need not send them again) and an expiry
-// (10 minutes). [any thread]
+// read), the answers of earlier rounds (a later round need not send them again), an expiry
+// (10 minutes) and a nonce: each state is good for one round. Expiry and binding bound a replay
+// but do not stop it, and a state that carries the person's approval of a call must not run the
+// call again, so the nonces of redeemed states are held (bounded) until they expire: the one
+// thing the host keeps. [any thread]
 #pragma once
 
 #include <map>
@@ -32,7 +35,8 @@ std::string binding(std::string_view server, std::string_view method, std::strin
 // The requestState for the questions `asked` (keys), carrying `given` (answers so far).
 std::string seal(std::string_view binding, const std::vector<std::string>& asked, const answers& given);
 
-// Checks `state` against `binding` and returns the answers it carries plus those of
+// Checks `state` against `binding`, redeems it (a second open of it is refused), and returns the
+// answers it carries plus those of
 // `input_responses` (the request's inputResponses, may be null) to the keys it asked. Extra keys
 // and answers that are not objects are left out (the question is asked again). An error says
 // why the state was refused.

@@ -135,6 +135,12 @@ void server::start_group(const std::string& group_name, uint32_t memory_limit_mb
     const std::string message =
         o.message.empty() ? cat("server '", name(), "': plugin '", o.id, "' did not start") : o.message;
     ::toolhost::log::warning("server", message);
+    // What the child found (init failed or crashed there) is the plugin's status here too, as it
+    // is for a plugin in process: `toolhost plugins` opens the libraries it lists.
+    if (plugins::library* lib = loader_.opened(o.id)) {
+      lib->status = plugins::load_status_named(o.status).value_or(plugins::load_status::init_failed);
+      lib->message = message;
+    }
     std::lock_guard lock(ready_mutex_);
     failed_.push_back({o.id, message});
   }

@@ -19,6 +19,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <rapidjson/document.h>
@@ -48,6 +49,8 @@ struct request_headers {
   std::string_view protocol_version;  // MCP-Protocol-Version
   std::string_view method;            // Mcp-Method
   std::string_view name;              // Mcp-Name
+  // Mcp-Param-{Name} headers: ({Name} in lower case, value).
+  std::vector<std::pair<std::string, std::string_view>> params;
 };
 
 // What one incoming message turned out to be.
@@ -82,6 +85,10 @@ struct request_context {
   std::string version;  // its protocol version
   std::string client_capabilities = "{}";
   int log_level = -1;  // from _meta's logLevel; -1: the client wants no log messages
+  // Came over Streamable HTTP: its Mcp-Param-* headers must agree with a tool's x-mcp-header
+  // arguments (param_headers.hpp); ({Name} in lower case, raw value).
+  bool http = false;
+  std::vector<std::pair<std::string, std::string>> param_headers;
 };
 using request_ptr = std::shared_ptr<const request_context>;
 
@@ -159,6 +166,19 @@ class session : public std::enable_shared_from_this<session> {
   // What a 2026-07-28 result carries beyond the method's own fields.
   std::string stateless_result(const request_context& request, std::string result_json) const;
   std::string server_info_json() const;
+  // ---- 2026-07-28 input-required rounds (session_input_required.cpp) ----
+  // Binds `call` (a tools/call, prompts/get or resources/read of `name` with `args`) to its
+  // request and reads the requestState and inputResponses a later round brings. False when it
+  // answered the request with an error (a state refused).
+  bool begin_input_rounds(const request_ptr& request, const rapidjson::Value* params, std::string_view name,
+                          std::string_view args, call_state& call);
+  // After the plugin ran: answers with -32021 when it needed a capability the client lacks, or
+  // with an InputRequiredResult when it asked what the client has not answered yet. False when
+  // neither applies (the call's own result is the answer).
+  bool answered_with_input_round(const request_ptr& request, call_state& call);
+  // How the request's Mcp-Param-* headers disagree with tool `name`'s x-mcp-header arguments in
+  // `args` (param_headers.hpp); empty when they agree or the request did not come over HTTP.
+  std::string param_header_mismatch(const request_context& request, const std::string& name, const std::string& args);
   // Sends a notification to the subscriptions/listen streams that asked for its kind.
   void notify_listeners(const std::string& json);
   static std::string log_message(toolhost_log_level_t level, std::string_view logger, std::string_view data_json);

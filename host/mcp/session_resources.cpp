@@ -51,10 +51,12 @@ void session::resources_read(const request_ptr& request, const rapidjson::Value*
   call->id = request->id;
   call->name = uri;
   call->request = request;
+  if (!begin_input_rounds(request, params, uri, "", *call)) return;
   run_async(request, [this, request, uri, call] {
     call_context context(shared_from_this(), call);
     sdk::string_writer out;
     const toolhost_status_t s = server_.catalog().read_resource(context.raw(), uri, out);
+    if (answered_with_input_round(request, *call)) return;  // it asked the person something
     if (s == TOOLHOST_OK && !is_json_object(out.text())) {
       return respond_error(
           request, jsonrpc::kInternalError,
@@ -65,8 +67,9 @@ void session::resources_read(const request_ptr& request, const rapidjson::Value*
       // The plugin's own sentence says why (which record, which process), when it gave one.
       const std::string why = is_json_object(out.text()) ? "" : out.text();
       const std::string what = why.empty() ? uri : why.find(uri) != std::string::npos ? why : cat(uri, ": ", why);
-      return respond_error(request, jsonrpc::kResourceNotFound, cat("Resource not found: ", what),
-                           cat(R"({"uri":)", sdk::quote(uri), "}"));
+      // 2026-07-28 made it -32602; earlier revisions say -32002.
+      return respond_error(request, request->stateless ? jsonrpc::kInvalidParams : jsonrpc::kResourceNotFound,
+                           cat("Resource not found: ", what), cat(R"({"uri":)", sdk::quote(uri), "}"));
     }
     respond_error(request, jsonrpc::kInternalError,
                   cat("Could not read ", uri, ": ", out.text().empty() ? "the plugin failed" : out.text()));
@@ -139,10 +142,12 @@ void session::prompts_get(const request_ptr& request, const rapidjson::Value* pa
   call->id = request->id;
   call->name = name;
   call->request = request;
+  if (!begin_input_rounds(request, params, name, args, *call)) return;
   run_async(request, [this, request, name, args, call] {
     call_context context(shared_from_this(), call);
     sdk::string_writer out;
     const toolhost_status_t s = server_.catalog().get_prompt(context.raw(), name, args, out);
+    if (answered_with_input_round(request, *call)) return;  // it asked the person something
     if (s == TOOLHOST_OK && !is_json_object(out.text())) {
       return respond_error(
           request, jsonrpc::kInternalError,

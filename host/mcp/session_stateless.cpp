@@ -13,6 +13,7 @@
 
 #include "host/log.hpp"
 #include "host/mcp/jsonrpc.hpp"
+#include "host/mcp/param_headers.hpp"
 #include "host/mcp/session.hpp"
 #include "host/mcp/session_params.hpp"
 
@@ -109,9 +110,10 @@ void session::handle_stateless(const std::shared_ptr<request_context>& request, 
                      short_text(request->method), "'");
     } else if (headers.name.empty() && !name.empty()) {
       mismatch = cat("the Mcp-Name header is missing (the body names '", short_text(name), "')");
-    } else if (headers.name != name) {
-      mismatch =
-          cat("the Mcp-Name header is '", short_text(headers.name), "' but the body names '", short_text(name), "'");
+    } else if (auto decoded = param_headers::decode(headers.name); !decoded.ok()) {
+      mismatch = cat("the Mcp-Name header is unacceptable: ", decoded.status().message());
+    } else if (*decoded != name) {
+      mismatch = cat("the Mcp-Name header is '", short_text(*decoded), "' but the body names '", short_text(name), "'");
     }
     if (!mismatch.empty()) {
       return respond_error(request, jsonrpc::kHeaderMismatch,
@@ -127,6 +129,10 @@ void session::handle_stateless(const std::shared_ptr<request_context>& request, 
                          cat(R"({"supported":[)", supported, R"(],"requested":)", sdk::quote(requested), "}"), 400);
   }
   request->version = requested;
+  if (headers.present) {  // compared with the tool's x-mcp-header arguments once its schema is at hand
+    request->http = true;
+    for (const auto& [param, value] : headers.params) request->param_headers.emplace_back(param, value);
+  }
   request->client_capabilities = sdk::to_json(*capabilities);
   if (auto level = sdk::string_member(*meta, kMetaLogLevel)) request->log_level = log_level_index(*level);
   const auto it = stateless_methods().find(request->method);

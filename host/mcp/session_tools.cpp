@@ -9,7 +9,6 @@
 
 #include "host/log.hpp"
 #include "host/mcp/call_context.hpp"
-#include "host/mcp/input_required.hpp"
 #include "host/mcp/jsonrpc.hpp"
 #include "host/mcp/request_checks.hpp"
 #include "host/mcp/session.hpp"
@@ -50,20 +49,7 @@ void session::tools_call(const request_ptr& request, const rapidjson::Value* par
   if (const rapidjson::Value* meta = object_param(params, "_meta")) call->meta_json = sdk::to_json(*meta);
   const std::string args = arguments != nullptr ? sdk::to_json(*arguments) : "{}";
   // 2026-07-28: questions become input-required rounds; a later round brings its requestState.
-  std::string bound;
-  if (request->stateless) {
-    call->input_rounds = true;
-    bound = input_required::binding(server_.name(), request->method, name, args);
-    if (const rapidjson::Value* state = sdk::member(*params, "requestState")) {
-      if (!state->IsString()) {
-        return respond_error(request, jsonrpc::kInvalidParams,
-                             "Invalid params: \"requestState\" must be the string this server gave");
-      }
-      auto opened = input_required::open(state->GetString(), bound, sdk::member(*params, "inputResponses"));
-      if (!opened.ok()) return respond_error(request, jsonrpc::kInvalidParams, std::string(opened.status().message()));
-      call->answers = std::move(*opened);
-    }
-  }
+  if (!begin_input_rounds(request, params, name, args, *call)) return;
   {
     std::lock_guard lock(mutex_);
     if (!calls_.emplace(request->id, call).second) {
@@ -79,14 +65,20 @@ void session::tools_call(const request_ptr& request, const rapidjson::Value* par
           if (auto self = weak.lock()) self->time_out(call, limit);
         });
   }
-  run_async(request, [this, request, call, args, bound] {
-    std::string result = run_tool(call, args);
+  run_async(request, [this, request, call, args] {
+    // Over HTTP, what a gateway may have routed on (Mcp-Param-*) must be what the tool gets.
+    const std::string mismatch = param_header_mismatch(*request, call->name, args);
+    std::string result = mismatch.empty() ? run_tool(call, args) : "";
     if (call->deadline != 0) server_.deadlines().remove(call->deadline);
     forget_call(call);
     if (call->answered.exchange(true)) return;  // its time limit answered it already
     if (call->cancelled) {                      // the client gave up on it: nothing more is sent for this request
       send(request->reply, {"", request->id, true});
       return;
+    }
+    if (!mismatch.empty()) {
+      return respond_error(request, jsonrpc::kHeaderMismatch,
+                           cat("Header mismatch: ", mismatch, "; send the same value in both"), {}, 400);
     }
     if (result.empty()) {
       // The tool may be one a plugin that did not start would have served: say which and why, as
@@ -95,18 +87,7 @@ void session::tools_call(const request_ptr& request, const rapidjson::Value* par
       if (failures.empty()) return respond_error(request, jsonrpc::kInvalidParams, cat("Unknown tool: ", call->name));
       return respond(request, sdk::result::error(cat("Unknown tool: ", call->name, ". ", failures)).to_json());
     }
-    if (!call->missing_capability.empty()) {
-      return respond_error(request, jsonrpc::kMissingClientCapability,
-                           cat("Missing required client capability: ", call->name, " needs the client's '",
-                               call->missing_capability, "' capability; declare it in _meta's clientCapabilities"),
-                           cat(R"({"requiredCapabilities":{)", sdk::quote(call->missing_capability), ":{}}}"), 400);
-    }
-    if (!call->input_requests.empty()) {  // it asked what only the person can answer: a next round
-      std::vector<std::string> keys;
-      for (const auto& [key, question] : call->input_requests) keys.push_back(key);
-      return respond(request,
-                     input_required::result(call->input_requests, input_required::seal(bound, keys, call->answers)));
-    }
+    if (answered_with_input_round(request, *call)) return;  // it asked what only the person can answer
     respond(request, result);
   });
 }
@@ -145,6 +126,9 @@ std::string session::run_tool(const std::shared_ptr<call_state>& call, const std
         const int32_t status = client_request(*call, "elicitation/create", policy::approval_request(message, schema), 0,
                                               answer, "toolhost_approval");
         if (status == TOOLHOST_ERR_UNSUPPORTED) return std::nullopt;  // the client cannot be asked
+        if (status == TOOLHOST_ERR_CANCELLED && call->input_rounds && !call->cancelled) {
+          return policy::answer{.pending = true};  // asked in this round's input-required result
+        }
         return policy::read_approval(status == TOOLHOST_OK, answer);
       });
   if (!d.allowed) return sdk::result::error(d.message).to_json();

@@ -121,6 +121,13 @@ std::string_view to_string(load_status s) {
   return "unknown";
 }
 
+std::optional<load_status> load_status_named(std::string_view text) {
+  for (int i = 0; i <= static_cast<int>(load_status::duplicate_name); ++i) {
+    if (to_string(static_cast<load_status>(i)) == text) return static_cast<load_status>(i);
+  }
+  return std::nullopt;
+}
+
 library* loader::open(const std::string& path) {
   for (auto& l : libraries_) {
     if (l->path == path) return l.get();
@@ -199,6 +206,11 @@ void loader::load_all() {
     std::sort(files.begin(), files.end());
     for (const auto& f : files) open(f);
   }
+}
+
+library* loader::opened(std::string_view id) {
+  std::lock_guard lock(mutex_);
+  return find_loaded(id);
 }
 
 library* loader::find(std::string_view id) {

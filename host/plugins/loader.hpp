@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,8 @@ enum class load_status {
 };
 
 std::string_view to_string(load_status s);
+// The status whose to_string() is `text`; nullopt for any other text.
+std::optional<load_status> load_status_named(std::string_view text);
 
 struct library {
   std::string path;
@@ -61,6 +64,9 @@ class loader {
   // only when that file does not exist. nullptr when no folder has it. [any-thread]: servers
   // load their plugins concurrently, and two of them may serve the same plugin.
   library* find(std::string_view id);
+  // The library with this plugin id if this loader has opened it already; opens nothing.
+  // [any-thread]
+  library* opened(std::string_view id);
 
   const std::vector<std::unique_ptr<library>>& libraries() const { return libraries_; }
   const std::vector<std::string>& dirs() const { return dirs_; }

@@ -19,6 +19,9 @@ struct answer {
   std::string action;
   bool approved = false;
   bool for_session = false;  // approved, and "allow for this session" was ticked too
+  // 2026-07-28: the question went out in an input-required result; the answer comes with the
+  // client's next round, so this run neither runs the call nor counts as a refusal.
+  bool pending = false;
 };
 
 // The form's JSON schema; `label` names the permission row. With `offer_session`, a second

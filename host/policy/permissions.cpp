@@ -49,6 +49,11 @@ decision authorize(const tool_request& r, const ask_fn& ask) {
                               where_to_change(r), " to \"allow\") or to use a client that supports elicitation.")},
                   "ask: client cannot be asked");
   }
+  if (a->pending) {
+    log::info("permissions", cat("asked about ", r.tool, " (", r.kind_label, ") in server ", r.server,
+                                 "; the answer comes with the client's next round"));
+    return {false, cat("The tool ", r.tool, " waits for the user's answer.")};
+  }
   if (a->action == "accept" && a->approved && a->for_session) {
     return logged(r, {true, "", true}, "ask: accepted for this session");
   }

@@ -1,5 +1,7 @@
 #include "host/transport/http_connection.hpp"
 
+#include <absl/strings/ascii.h>
+#include <absl/strings/match.h>
 #include <toolhost/sdk/strings.hpp>
 
 #include <sys/socket.h>
@@ -49,6 +51,23 @@ bool version_supported(std::string_view v) {
 }
 
 std::string_view sv(beast::string_view v) { return std::string_view(v.data(), v.size()); }
+
+// The Mcp-Param-{Name} headers of a 2026-07-28 request ({Name} in lower case): what a tool's
+// x-mcp-header arguments must agree with. Views into `req`.
+std::vector<std::pair<std::string, std::string_view>> param_headers(const bhttp::request<bhttp::string_body>& req) {
+  constexpr std::string_view kPrefix = "mcp-param-";
+  std::vector<std::pair<std::string, std::string_view>> out;
+  for (const auto& field : req) {
+    const std::string_view name = sv(field.name_string());
+    if (name.size() <= kPrefix.size() || !absl::EqualsIgnoreCase(absl::string_view(name.data(), kPrefix.size()),
+                                                                 absl::string_view(kPrefix.data(), kPrefix.size()))) {
+      continue;
+    }
+    const std::string_view suffix = name.substr(kPrefix.size());
+    out.emplace_back(absl::AsciiStrToLower(absl::string_view(suffix.data(), suffix.size())), sv(field.value()));
+  }
+  return out;
+}
 
 std::string chunk(std::string_view data) {
   char size[20];
@@ -278,8 +297,9 @@ class connection : public connection_table::member, public std::enable_shared_fr
       // Only initialize and 2026-07-28 requests come without a session: initialize creates one;
       // a 2026-07-28 request is served by a session of its own that ends with its answer.
       session = session_registry::make(*ep.server);
-      const mcp::request_headers headers{true, sv(req["mcp-protocol-version"]), sv(req["mcp-method"]),
-                                         sv(req["mcp-name"])};
+      mcp::request_headers headers{
+          true, sv(req["mcp-protocol-version"]), sv(req["mcp-method"]), sv(req["mcp-name"]), {}};
+      headers.params = param_headers(req);
       result = session->post(body, headers);
       if (result.stateless && result.status == 200) {
         stateless_ = session;
@@ -579,6 +599,9 @@ class connection : public connection_table::member, public std::enable_shared_fr
       ++watch_;  // the peer watch ends with the stream
       beast::error_code ignored;
       socket_.socket().cancel(ignored);
+      // 2026-07-28: a stream closed before its answer is the request's cancellation (said, and
+      // done, before its session closes and ends the stream).
+      if (stateless_) stateless_->abandon(stream_);
     }
     stream_.reset();
     session_.reset();

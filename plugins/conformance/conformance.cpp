@@ -261,6 +261,24 @@ absl::Status register_tools(sdk::plugin& p) {
             });
   }
   if (s.ok()) {
+    // 2026-07-28 over HTTP: region and priority are mirrored into Mcp-Param-Region and
+    // Mcp-Param-Priority, which the host checks against the arguments before the call runs.
+    s = p.tool("test_custom_headers")
+            .description("Echoes a query with the region and priority a client also sends as Mcp-Param-* headers.")
+            .input_schema(
+                R"({"type":"object","properties":{)"
+                R"("region":{"type":"string","description":"Where to run the query","x-mcp-header":"Region"},)"
+                R"("priority":{"type":"integer","description":"How urgent it is","x-mcp-header":"Priority"},)"
+                R"("query":{"type":"string","description":"The query, which is not mirrored"}},)"
+                R"("required":["region","priority","query"]})")
+            .permission(kKind)
+            .concurrent()
+            .handler([](const sdk::args& a, sdk::call&) {
+              return sdk::result::text("Region " + a.string("region") + ", priority " +
+                                       std::to_string(a.integer("priority")) + ": " + a.string("query"));
+            });
+  }
+  if (s.ok()) {
     s = tool("test_tool_with_progress", "Reports progress 0, 50 and 100 of 100, about 50 ms apart.")
             .handler([](const sdk::args&, sdk::call& call) {
               call.progress(0, 100);
@@ -507,6 +525,20 @@ absl::Status register_prompts(sdk::plugin& p) {
                                         R"(,"mimeType":"text/plain","text":"Embedded resource content for testing."}})";
            return std::string(R"({"messages":[)") + prompt_message(resource) + "," +
                   prompt_message(text_block("Please process the embedded resource above.")) + "]}";
+         }});
+  }
+  if (s.ok()) {
+    // Asks the user before it renders: in 2026-07-28 an input-required result of prompts/get.
+    s = p.prompt(
+        {.name = "test_input_required_result_prompt",
+         .description = "A prompt that first asks the user what context to use",
+         .get = [](const sdk::args&, sdk::call& call) -> absl::StatusOr<std::string> {
+           auto answer = ask(
+               call, "user_context", "elicitation/create",
+               R"({"message":"What context should the prompt use?","requestedSchema":{"type":"object","properties":{"context":{"type":"string"}},"required":["context"]}})");
+           if (!answer) return absl::FailedPreconditionError("the user has not said what context to use");
+           return std::string(R"({"messages":[)") +
+                  prompt_message(text_block("Use this context: " + content_field(answer, "context"))) + "]}";
          }});
   }
   if (s.ok()) {

@@ -272,12 +272,14 @@ std::string session::stack_text(const std::vector<frame>& frames, bool numbered,
   std::string json = R"({"frames":[)";
   for (size_t i = 0; i < frames.size(); ++i) {
     const frame& f = frames[i];
-    const uint64_t lookup = f.activation || f.signal_trampoline ? f.ip : f.ip - 1;
+    // Named by the call (pc - 1) for a return address, with the offset of the address itself, as
+    // gdb does; a PE image's return address by itself, as WinDbg and RtlVirtualUnwind take it.
+    const bool pe_frame = f.mod != nullptr && symbols_.ensure_loaded(*f.mod).symbols.pe_image != nullptr;
+    const uint64_t lookup = f.activation || f.signal_trampoline || pe_frame ? f.ip : f.ip - 1;
     std::string site;
     if (f.inlined) {
       site = (f.mod != nullptr ? f.mod->name + "!" : "") + f.function;
     } else {
-      // Named by the call (pc - 1) for a return address, with the offset of the address itself.
       site = symbols_.describe(f.ip, lookup);
       if (site.empty()) site = address_text(f.ip);
     }

@@ -33,12 +33,15 @@ class pe_unwinder final : public frame_unwinder {
     step.caller = regs;
     for (int r : kVolatile) step.caller.value[r].reset();
     unwind_registers& c = step.caller;
-    // A return address belongs to the call before it (a call can be a function's last instruction).
-    const std::optional<pe::runtime_function> entry = lookup(activation ? rva : rva - 1);
+    // The function entry of the address itself, return addresses included, as RtlVirtualUnwind
+    // takes ControlPc (Windows compilers never end a function with a call, so a return address is
+    // inside its caller). An interrupted rip reported as a return address (a break-in on a
+    // function's first instruction) then still unwinds.
+    const std::optional<pe::runtime_function> entry = lookup(rva);
     if (!entry) {
-      // Only frame 0 can be a leaf function (no .pdata entry, rsp untouched): its return address
-      // is at rsp. A caller without one is not ours to unwind.
-      if (!activation) return std::nullopt;
+      // A leaf function (no .pdata entry, rsp untouched): its return address is at rsp. Windows
+      // takes any frame without an entry so (RtlDispatchException, RtlWalkFrameChain), which is
+      // what an interrupted leaf function reported as a caller needs.
       return pop_return(c, memory) ? std::optional<unwinder_step>(step) : std::nullopt;
     }
     auto info = image_->unwind(entry->unwind_info);
@@ -246,7 +249,8 @@ std::shared_ptr<const frame_unwinder> make_pe_unwinder(std::shared_ptr<const pe:
 std::shared_ptr<const frame_unwinder> unwinder_from_image_file(const symbols::symbol_path& path,
                                                                const std::string& file_name, const pe::image& loaded,
                                                                uint64_t base, std::chrono::milliseconds timeout,
-                                                               std::function<bool()> cancelled, std::string& problem) {
+                                                               std::function<bool()> cancelled, std::string& where,
+                                                               std::string& problem) {
   const pe::headers& h = loaded.header();
   if (path.empty() || file_name.empty()) {
     problem = "its .pdata is not in memory and the symbol path is empty";
@@ -273,6 +277,8 @@ std::shared_ptr<const frame_unwinder> unwinder_from_image_file(const symbols::sy
     if (!result.notes.empty()) problem += ": " + result.notes.back();
     return nullptr;
   }
+  where =
+      result.found->downloaded ? result.found->path + ", downloaded from " + result.found->origin : result.found->path;
   return make_pe_unwinder(std::move(file), base);
 }
 

@@ -20,10 +20,13 @@ std::shared_ptr<const frame_unwinder> make_pe_unwinder(std::shared_ptr<const pe:
 
 // For a loaded image whose .pdata is paged out: the image file `file_name` from the symbol path
 // by its store key (TimeDateStamp and SizeOfImage of the loaded header), as WinDbg fetches it,
-// and an unwinder over that file's .pdata. Null, with the reason in `problem`, when not found.
+// (a local folder or store, or a symbol server's `<name>/<key>/<name>` into its cache), and an
+// unwinder over that file's .pdata. `where` says which file, and the URL when it was downloaded.
+// Null, with the reason in `problem`, when not found.
 std::shared_ptr<const frame_unwinder> unwinder_from_image_file(const symbols::symbol_path& path,
                                                                const std::string& file_name, const pe::image& loaded,
                                                                uint64_t base, std::chrono::milliseconds timeout,
-                                                               std::function<bool()> cancelled, std::string& problem);
+                                                               std::function<bool()> cancelled, std::string& where,
+                                                               std::string& problem);
 
 }  // namespace toolhost::debugger

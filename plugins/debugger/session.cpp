@@ -267,12 +267,13 @@ module_symbols session::load_module_symbols(const module& m) {
   out.unwinder = make_pe_unwinder(*image, m.base);
   if (!out.unwinder && (*image)->header().machine == pe::kMachineAmd64) {
     if (auto functions = (*image)->runtime_functions(); !functions.ok() && pe::is_hole(functions.status())) {
-      std::string problem;
+      std::string where, problem;
       out.unwinder = unwinder_from_image_file(
           sympath_, m.path.substr(m.path.find_last_of("\\/") + 1), **image, m.base, symbol_timeout_,
-          [this] { return cancelled_ != nullptr && *cancelled_ && (*cancelled_)(); }, problem);
+          [this] { return cancelled_ != nullptr && *cancelled_ && (*cancelled_)(); }, where, problem);
       if (out.unwinder) {
-        out.facts.push_back({"Unwind data", "from the image file on the symbol path (.pdata is paged out)"});
+        out.facts.push_back(
+            {"Unwind data", "from the image file on the symbol path, " + where + " (.pdata is paged out)"});
       } else {
         out.facts.push_back({"Unwind data", problem});
       }

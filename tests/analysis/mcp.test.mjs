@@ -15,6 +15,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { isolationEnv } from '../toolhost_env.mjs';
 
 const TOOLHOST = process.env.TOOLHOST_BIN;
 const FIXTURES = process.env.ANALYSIS_FIXTURE_DIR;
@@ -115,7 +116,7 @@ cleanups.push(() => fs.rmSync(scratch, { recursive: true, force: true }));
 async function connect(server = 'analysis') {
   const transport = new StdioClientTransport({
     command: TOOLHOST, args: ['--config', CONFIG, '--server', server],
-    env: { PATH: process.env.PATH, HOME: scratch }, stderr: 'pipe',
+    env: { PATH: process.env.PATH, HOME: scratch, ...isolationEnv() }, stderr: 'pipe',
   });
   const client = new Client({ name: 'analysis-test', version: '1.0.0' });
   await client.connect(transport);
@@ -523,12 +524,12 @@ test('as eleven-rea, configured as the README says: the same tools under that na
     .replace('/path/to/toolhost/config/toolhost.toml', proxied);
   fs.writeFileSync(proxied, `${header}[servers.analysis]\nplugins = ["analysis"]\n[servers.eleven-rea]\nplugins = ["rea-filter"]\n${upstream}`);
   for (const config of [direct, proxied]) {
-    const checkConfig = execFileSync(TOOLHOST, ['check-config', '--config', config], { env: { PATH: process.env.PATH, HOME: scratch } });
+    const checkConfig = execFileSync(TOOLHOST, ['check-config', '--config', config], { env: { PATH: process.env.PATH, HOME: scratch, ...isolationEnv() } });
     assert.match(String(checkConfig), /OK/);
   }
   const open = async (config) => {
     const transport = new StdioClientTransport({ command: TOOLHOST, args: ['--config', config, '--server', 'eleven-rea'],
-      env: { PATH: process.env.PATH, HOME: scratch }, stderr: 'pipe' });
+      env: { PATH: process.env.PATH, HOME: scratch, ...isolationEnv() }, stderr: 'pipe' });
     const c = new Client({ name: 'analysis-test', version: '1.0.0' });
     await c.connect(transport);
     cleanups.push(() => c.close());

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { toolhostEnv } from "../toolhost_env.mjs";
 
 const TOOLHOST = process.env.TOOLHOST;
 const PLUGINS = process.env.PLUGINS_DIR;
@@ -54,7 +55,7 @@ ${extra}`,
 
 async function connect(configPath, server = "dbg") {
   const client = new Client({ name: "toolhost-debugger-test", version: "1.0.0" });
-  const transport = new StdioClientTransport({ command: TOOLHOST, args: ["--config", configPath, "--server", server], stderr: "pipe" });
+  const transport = new StdioClientTransport({ command: TOOLHOST, args: ["--config", configPath, "--server", server], env: toolhostEnv(), stderr: "pipe" });
   await client.connect(transport);
   clients.push(client);
   return client;

@@ -14,7 +14,8 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { toolhostEnv } from "../toolhost_env.mjs";
 
 const SOURCE_DIR = process.env.SOURCE_DIR;
 const BUILD_DIR = process.env.BUILD_DIR;
@@ -150,7 +151,7 @@ function inspectorAnswer(r, line) {
 // Lists a server's tools the way a client spawns it: command, args, env.
 async function listTools({ command, args = [], env = {} }) {
   const client = new Client({ name: "readme-test", version: "1" }, { capabilities: {} });
-  const transport = new StdioClientTransport({ command, args, env: { ...getDefaultEnvironment(), ...env }, cwd: os.tmpdir(), stderr: "pipe" });
+  const transport = new StdioClientTransport({ command, args, env: toolhostEnv(env), cwd: os.tmpdir(), stderr: "pipe" });
   await client.connect(transport);
   const { tools } = await client.listTools();
   await client.close();

@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { toolhostEnv } from "../toolhost_env.mjs";
 
 const TOOLHOST = process.env.TOOLHOST;
 const PLUGINS = process.env.PLUGINS_DIR;
@@ -47,7 +48,7 @@ plugins = ["debugger", "gdb-backend"]
 
 async function connect(server = "dumps", extra = []) {
   const client = new Client({ name: "toolhost-dump-test", version: "1.0.0" });
-  const transport = new StdioClientTransport({ command: TOOLHOST, args: ["--config", config(), "--server", server, ...extra], stderr: "pipe" });
+  const transport = new StdioClientTransport({ command: TOOLHOST, args: ["--config", config(), "--server", server, ...extra], env: toolhostEnv(), stderr: "pipe" });
   await client.connect(transport);
   return client;
 }

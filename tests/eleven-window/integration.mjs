@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { isolationEnv } from '../toolhost_env.mjs';
 
 const TOOLHOST = process.env.TOOLHOST_BIN;
 const WINDOW = process.env.TOOLHOST_WINDOW;
@@ -97,7 +98,7 @@ function windowCommand(socket, ...args) {
 }
 
 async function connect(home, { server = 'eleven', bridge, agent = 'Claude', chat = 'c_123' } = {}) {
-  const env = { PATH: process.env.PATH, HOME: home, ELEVEN_AGENT: agent, ELEVEN_CHAT: chat };
+  const env = { PATH: process.env.PATH, HOME: home, ELEVEN_AGENT: agent, ELEVEN_CHAT: chat, ...isolationEnv() };
   if (bridge !== undefined) env.ELEVEN_BRIDGE = bridge;
   const transport = new StdioClientTransport({
     command: TOOLHOST, args: ['--config', CONFIG, '--server', server], env, stderr: 'pipe',

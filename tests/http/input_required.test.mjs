@@ -1,7 +1,7 @@
 // 2026-07-28 over Streamable HTTP: a permission row set to `ask` does not become a request to the
 // client but an input-required result (MRTR) whose requestState the client must send back with
 // the answer. The host seals that state: an approval counts only for the call it was asked for,
-// and a state the client changed is refused.
+// only once, and a state the client changed is refused.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { startHttp, stop } from "./http_server.mjs";
@@ -44,8 +44,16 @@ test("an ask row: input-required elicitation, approved and declined, sealed requ
     assert.notEqual(approved.result.isError, true, JSON.stringify(approved));
     assert.equal(approved.result.structuredContent.counted, 2);
 
+    // The state answered one round: sent again (a replay of the approval), it is refused, and
+    // the call does not run a second time on one "yes".
+    const replayed = await call(server.url, 8, { name: "count", arguments: args, _meta: meta(caps),
+                                                 inputResponses: approve, requestState: state });
+    assert.equal(replayed.error?.code, -32602, JSON.stringify(replayed));
+    assert.match(replayed.error.message, /used already/);
+
+    const again = await call(server.url, 9, { name: "count", arguments: args, _meta: meta(caps) });
     const declined = await call(server.url, 3, { name: "count", arguments: args, _meta: meta(caps),
-      inputResponses: { toolhost_approval: { action: "decline" } }, requestState: state });
+      inputResponses: { toolhost_approval: { action: "decline" } }, requestState: again.result.requestState });
     assert.equal(declined.result.isError, true, JSON.stringify(declined));
     assert.equal(declined.result.structuredContent, undefined);
 

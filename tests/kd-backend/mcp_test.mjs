@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { toolhostEnv } from '../toolhost_env.mjs';
 
 const [toolhost, pluginDir, simBin] = process.argv.slice(2).map((p) => resolve(p));
 const work = mkdtempSync(join(tmpdir(), 'kd-mcp-'));
@@ -53,7 +54,7 @@ plugins = ["debugger", "kd-backend"]
 `);
 const client = new Client({ name: 'kd-mcp-test', version: '1.0.0' }, { capabilities: {} });
 const transport = new StdioClientTransport({ command: toolhost, args: ['--config', config, '--server', 'ntoseye'],
-                                             stderr: 'inherit' });
+                                             env: toolhostEnv(), stderr: 'inherit' });
 const textOf = (r) => r.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 async function call(name, args) {
   const r = await client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 });

@@ -1,5 +1,7 @@
 #include "kdnet_sim.hpp"
 
+#include "kdcom_link.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <openssl/evp.h>
@@ -199,6 +201,10 @@ struct simulator::state {
   int inject_cpu = 0;
   steady::time_point next_dbgprint{};
   uint64_t ticks = 0;
+
+  // With options.kd_target: the KDCOM target whose packets are carried instead of the machine's.
+  std::unique_ptr<kdcom_link> relay;
+  bool relay_expects_sync = true;  // its first packet after a (re)connection or our RESET has SYNC
 
   bytes& ctx() { return cpus[size_t(current)].ctx; }
   bytes& kspecial() { return cpus[size_t(current)].kspecial; }
@@ -469,6 +475,13 @@ struct simulator::state {
 
   void reboot_now() {
     boot();
+    restart_transport();
+    boot_report_pending = true;
+    ++c.boots;
+  }
+
+  // What a new boot does to the KDNET side: a new client key and poke, sequences and ids afresh.
+  void restart_transport() {
     keys.keyed = false;
     RAND_bytes(client_key.data(), 32);
     my_seq = 1;
@@ -480,15 +493,17 @@ struct simulator::state {
     halted = false;
     trace = false;
     inject = injection::none;
-    boot_report_pending = true;
     next_poke = steady::now();
-    ++c.boots;
   }
 
   void on_data(const opened& o) {
     const bytes& p = o.payload;
     if (p.size() == 1 && p[0] == 0x62) {  // break-in: the clock interrupt calls DbgBreakPointWithStatus
-      if (!halted) break_with_status(0, 1);
+      if (relay) {
+        relay->break_in();
+      } else if (!halted) {
+        break_with_status(0, 1);
+      }
       return;
     }
     if (p.size() < 16) return;
@@ -499,6 +514,8 @@ struct simulator::state {
       if (type == kPtAck && in_flight && id == in_flight->id) in_flight.reset();
       if (type == kPtResend && in_flight) {
         in_flight->sent = steady::time_point{};  // resend at once
+      } else if (type == kPtResend && relay && outbox.empty()) {
+        relay->send_control(kPtResend);  // a halted target reports its state change again
       } else if (type == kPtResend && halted && outbox.empty()) {
         queue(kPtStateChange, last_state_change);  // waiting for a request: the state change again
       }
@@ -508,7 +525,12 @@ struct simulator::state {
         in_flight.reset();
         outbox.clear();
         send_control(kPtReset, 0);
-        if (halted) queue(kPtStateChange, last_state_change);
+        if (relay) {
+          relay_expects_sync = true;
+          relay->send_control(kPtReset);  // its ids restart too; halted, it reports again
+        } else if (halted) {
+          queue(kPtStateChange, last_state_change);
+        }
       }
       return;
     }
@@ -526,6 +548,12 @@ struct simulator::state {
       return;
     }
     last_host_id = id;
+    if (relay) {
+      if (type == kPtManipulate && r32(p, 16) == 0x313C) halted = false;  // Continue2: no reply
+      ++c.relayed_requests;
+      relay->send(type, bytes(p.begin() + 16, p.end()));
+      return;
+    }
     if (type != kPtManipulate || !halted) return;
     if (inject != injection::none) {
       // The request is dropped and a state change reported instead, as a kernel whose receive
@@ -712,10 +740,32 @@ struct simulator::state {
     }
   }
 
+  // The KDCOM target's packets, into the KDNET outbox. A stream it restarts on its own (its
+  // SYNC bit when we sent no RESET) is a reboot, after which Windows' kdnet keys a new session.
+  void pump_relay() {
+    for (kdcom_link::packet& p : relay->pump()) {
+      if (p.sync && !relay_expects_sync) {
+        restart_transport();
+        ++c.transport_restarts;
+      }
+      if (p.sync) relay_expects_sync = false;
+      if (p.type == kPtStateChange) halted = true;
+      // Nobody to print to (as below), or a debugger that stopped reading: prints are lost.
+      if (p.type == kPtDebugIo && (!keys.keyed || outbox.size() > 256)) continue;
+      ++c.relayed_replies;
+      queue(p.type, std::move(p.payload));
+    }
+  }
+
   void tick(steady::time_point now) {
     if (now >= next_poke) {
       poke();
       next_poke = now + milliseconds(opt.poke_interval_ms);
+    }
+    if (relay) {
+      pump_relay();
+      pump_outbox(now);
+      return;
     }
     if (keys.keyed && boot_report_pending) {
       boot_report_pending = false;
@@ -820,12 +870,18 @@ bool simulator::start(std::string* error) {
     *error = "bad host address " + s.opt.host;
     return false;
   }
+  if (!s.opt.kd_target.empty()) {
+    s.relay = std::make_unique<kdcom_link>();
+    if (!s.relay->connect(s.opt.kd_target, error)) return false;
+  }
   {
     std::lock_guard lock(s.m);
     s.reboot_now();
     s.boot_report_pending = false;  // the first boot happened long ago
     s.c.boots = 0;
-    if (s.opt.start == start_state::initial_break) {
+    if (s.relay) {
+      // The KDCOM target is wherever it is; it reports its own stops.
+    } else if (s.opt.start == start_state::initial_break) {
       s.break_with_status(0, 1);
     } else if (s.opt.start == start_state::breakpoint) {
       // A debugger that went away left a breakpoint in the table; the loop reaches it at once.
@@ -846,8 +902,8 @@ void simulator::stop() {
 
 void simulator::run() {
   while (!stop_) {
-    pollfd p{s_->fd, POLLIN, 0};
-    poll(&p, 1, 1);
+    pollfd p[2] = {{s_->fd, POLLIN, 0}, {s_->relay ? s_->relay->fd() : -1, POLLIN, 0}};
+    poll(p, 2, 1);
     std::lock_guard lock(s_->m);
     s_->receive_all();
     s_->tick(steady::now());
@@ -856,6 +912,7 @@ void simulator::run() {
 
 void simulator::reboot() {
   std::lock_guard lock(s_->m);
+  if (s_->relay) return;  // the KDCOM target's machine reboots through its own control channel
   s_->reboot_now();
 }
 
@@ -887,6 +944,7 @@ size_t simulator::breakpoints_in_table() const {
 
 void simulator::inject(bool same, int processor) {
   std::lock_guard lock(s_->m);
+  if (s_->relay) return;
   s_->inject = same ? state::injection::same : state::injection::processor;
   s_->inject_cpu = processor;
 }

@@ -12,6 +12,10 @@
 // rip at its int3, which the debugger must step over; a halted target sends its state change
 // until it is acknowledged and again on RESET or RESEND. It can drop and corrupt datagrams both
 // ways.
+//
+// With options.kd_target it serves no machine of its own: the KD packets it carries are those of
+// a KDCOM target (kd-sim serving the Windows-shaped guest's snapshot, or a live guest), reached
+// through kdcom_link; its KDNET transport is the same either way.
 #pragma once
 
 #include <atomic>
@@ -42,6 +46,10 @@ struct options {
   uint32_t dbgprint_interval_ms = 200;  // while running
   uint32_t retransmit_ms = 150;         // an unacknowledged KD packet is sent again after this
   start_state start = start_state::running;
+  // Empty: the built-in machine above. Otherwise `unix:PATH` of a KDCOM target (kd-sim) whose KD
+  // packets this simulator carries over KDNET instead (see kdcom_link.hpp); `start` is then the
+  // target's business.
+  std::string kd_target;
 };
 
 struct counters {
@@ -58,7 +66,10 @@ struct counters {
   uint64_t boots = 0;
   uint64_t breakpoint_hits = 0;
   uint64_t dbgprints = 0;
-  uint64_t injected = 0;  // requests dropped for an injected state change
+  uint64_t injected = 0;            // requests dropped for an injected state change
+  uint64_t relayed_requests = 0;    // host data packets passed to the KDCOM target (kd_target)
+  uint64_t relayed_replies = 0;     // the target's data packets carried back over KDNET
+  uint64_t transport_restarts = 0;  // the KDCOM target rebooted: keys and KDNET ids start over
 };
 
 // The simulator's own datagram sealing, exposed so that tests can check it against traffic

@@ -2,6 +2,9 @@
 // debugger through toolhost. Options:
 //   --host ADDR --port N --key a.b.c.d --drop P --corrupt P --seed N --poke-ms N --retransmit-ms N
 //   --start running|initial-break|breakpoint
+//   --kd-target unix:PATH  carry the KD packets of the KDCOM target listening at PATH (kd-sim
+//                          --winguest DIR, or kd-sim --qemu-gdb SOCK for a live guest) instead
+//                          of serving the built-in machine
 // Reads commands on stdin, one per line: "reboot", "faults DROP CORRUPT", "inject same",
 // "inject cpu N", "stats", "quit".
 // "stats" prints one JSON line on stdout. Exits when stdin closes.
@@ -34,6 +37,8 @@ int main(int argc, char** argv) {
       o.poke_interval_ms = static_cast<uint32_t>(std::atoi(v));
     else if (flag == "--retransmit-ms")
       o.retransmit_ms = static_cast<uint32_t>(std::atoi(v));
+    else if (flag == "--kd-target")
+      o.kd_target = v;
     else if (flag == "--start" && std::string(v) == "running")
       o.start = kdnet_sim::start_state::running;
     else if (flag == "--start" && std::string(v) == "initial-break")
@@ -75,14 +80,17 @@ int main(int argc, char** argv) {
       std::printf(
           "{\"keyed\":%s,\"halted\":%s,\"breakpoints\":%zu,\"rax\":%llu,\"rejected\":%llu,\"dropped\":%llu,"
           "\"corrupted\":%llu,\"repeated_sequences\":%llu,\"duplicate_requests\":%llu,\"handshakes\":%llu,"
-          "\"boots\":%llu,\"breakpoint_hits\":%llu,\"dbgprints\":%llu,\"injected\":%llu}\n",
+          "\"boots\":%llu,\"breakpoint_hits\":%llu,\"dbgprints\":%llu,\"injected\":%llu,\"relayed_requests\":%llu,"
+          "\"relayed_replies\":%llu,\"transport_restarts\":%llu,\"retransmits\":%llu}\n",
           sim.keyed() ? "true" : "false", sim.halted() ? "true" : "false", sim.breakpoints_in_table(),
           static_cast<unsigned long long>(sim.rax()), static_cast<unsigned long long>(c.rejected),
           static_cast<unsigned long long>(c.dropped), static_cast<unsigned long long>(c.corrupted),
           static_cast<unsigned long long>(c.repeated_sequences), static_cast<unsigned long long>(c.duplicate_requests),
           static_cast<unsigned long long>(c.handshakes), static_cast<unsigned long long>(c.boots),
           static_cast<unsigned long long>(c.breakpoint_hits), static_cast<unsigned long long>(c.dbgprints),
-          static_cast<unsigned long long>(c.injected));
+          static_cast<unsigned long long>(c.injected), static_cast<unsigned long long>(c.relayed_requests),
+          static_cast<unsigned long long>(c.relayed_replies), static_cast<unsigned long long>(c.transport_restarts),
+          static_cast<unsigned long long>(c.retransmits));
       std::fflush(stdout);
     }
   }

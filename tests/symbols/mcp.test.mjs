@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { toolhostEnv } from "../toolhost_env.mjs";
 
 const { TOOLHOST, PLUGINS_DIR, MAKE_DUMP, FIXTURES, PDBUTIL } = process.env;
 const dir = mkdtempSync(join(tmpdir(), "toolhost-symbols-mcp-"));
@@ -63,7 +64,7 @@ symbol_path = ${JSON.stringify(symbolPath)}
 `,
   );
   const client = new Client({ name: "toolhost-symbols-test", version: "1.0.0" });
-  await client.connect(new StdioClientTransport({ command: TOOLHOST, args: ["--config", config, "--server", "dbg"], stderr: "pipe" }));
+  await client.connect(new StdioClientTransport({ command: TOOLHOST, args: ["--config", config, "--server", "dbg"], env: toolhostEnv(), stderr: "pipe" }));
   clients.push(client);
   return client;
 }

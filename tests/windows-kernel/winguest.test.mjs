@@ -5,15 +5,20 @@
 // the running guest through QEMU's gdbstub: the live KD target).
 // Expected values come from the guest's own report on COM1 (winguest-layout) and from QEMU's
 // `gva2gpa` over QMP, never from the debugger.
+// The kdnet backend: kdnet-sim carrying a kd-sim's KD packets over KDNET, losing and corrupting
+// datagrams.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, readFileSync, rmSync, existsSync } from "node:fs";
+import { mkdtempSync, writeFileSync, readFileSync, rmSync, existsSync, mkdirSync, copyFileSync, readdirSync } from "node:fs";
 import { createConnection } from "node:net";
+import { createSocket } from "node:dgram";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { toolhostEnv } from "../toolhost_env.mjs";
 
 const TOOLHOST = process.env.TOOLHOST;
 const PLUGINS = process.env.PLUGINS_DIR;
@@ -23,6 +28,8 @@ const dir = mkdtempSync(join(tmpdir(), "toolhost-winguest-"));
 const guests = [];
 const sims = [];
 const clients = [];
+const servers = [];
+const KDNET_SIM = process.env.KDNET_SIM; // tests/kdnet-sim, which carries kd-sim's KD packets over KDNET
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const big = (s) => BigInt(s);
@@ -124,13 +131,13 @@ async function connect() {
 default_server = "nt"
 [servers.nt]
 description = "issue 19 acceptance"
-plugins = ["debugger", "gdb-backend", "memory-backend", "dump-backend", "kd-backend"]
+plugins = ["debugger", "gdb-backend", "memory-backend", "dump-backend", "kd-backend", "kdnet-backend"]
 [servers.nt.settings.debugger]
 symbol_path = ${JSON.stringify(GUEST)}
 `,
   );
   const client = new Client({ name: "toolhost-winguest-test", version: "1.0.0" });
-  await client.connect(new StdioClientTransport({ command: TOOLHOST, args: ["--config", config], stderr: "pipe" }));
+  await client.connect(new StdioClientTransport({ command: TOOLHOST, args: ["--config", config], env: toolhostEnv(), stderr: "pipe" }));
   clients.push(client);
   return client;
 }
@@ -155,6 +162,59 @@ function section(file, name) {
     if (b.toString("latin1", at, at + 8).replace(/\0+$/, "") === name) return { rva: b.readUInt32LE(at + 12), size: b.readUInt32LE(at + 8) };
   }
   throw new Error(`${file} has no ${name} section`);
+}
+
+// The symbol-store keys of a PE file and of its PDB, from its header and its CodeView record:
+// TimeDateStamp (%08X) + SizeOfImage (%x), and the PDB's GUID + age (%x), as symstore files them.
+function store_keys(file) {
+  const b = readFileSync(file);
+  const pe = b.readUInt32LE(0x3c);
+  const optional = pe + 24;
+  const image = b.readUInt32LE(pe + 8).toString(16).toUpperCase().padStart(8, "0") + b.readUInt32LE(optional + 56).toString(16);
+  const debug_rva = b.readUInt32LE(optional + 112 + 6 * 8);
+  // The debug directory's file offset, through the section that holds it.
+  const count = b.readUInt16LE(pe + 6);
+  let at = optional + b.readUInt16LE(pe + 20);
+  let debug = -1;
+  for (let i = 0; i < count; i++, at += 40) {
+    const va = b.readUInt32LE(at + 12), size = b.readUInt32LE(at + 16), raw = b.readUInt32LE(at + 20);
+    if (debug_rva >= va && debug_rva < va + size) debug = raw + debug_rva - va;
+  }
+  const cv = b.readUInt32LE(debug + 24); // PointerToRawData of the first entry (CodeView)
+  assert.equal(b.toString("latin1", cv, cv + 4), "RSDS", `${file}: no CodeView record`);
+  const g = b.subarray(cv + 4, cv + 20);
+  const guid =
+    g.readUInt32LE(0).toString(16).padStart(8, "0") +
+    g.readUInt16LE(4).toString(16).padStart(4, "0") +
+    g.readUInt16LE(6).toString(16).padStart(4, "0") +
+    g.subarray(8).toString("hex");
+  const pdb = b.toString("latin1", cv + 24, b.indexOf(0, cv + 24)).split(/[\\/]/).pop();
+  return { image, pdb, pdb_key: guid.toUpperCase() + b.readUInt32LE(cv + 20).toString(16) };
+}
+
+// A symbol server on loopback holding the guest's images and PDBs in a two-level store
+// (<name>/<key>/<name>), logging each request.
+async function symbol_server() {
+  const root = join(dir, "store");
+  for (const name of readdirSync(GUEST).filter((n) => /\.(exe|dll|sys)$/.test(n))) {
+    const keys = store_keys(join(GUEST, name));
+    for (const [file, key] of [[name, keys.image], [keys.pdb, keys.pdb_key]]) {
+      mkdirSync(join(root, file, key), { recursive: true });
+      copyFileSync(join(GUEST, file), join(root, file, key, file));
+    }
+  }
+  const requests = [];
+  const server = createServer((req, res) => {
+    const file = join(root, decodeURIComponent(req.url));
+    const found = !req.url.includes("..") && existsSync(file) && !file.endsWith("/");
+    requests.push(`${req.url} ${found ? 200 : 404}`);
+    const body = found ? readFileSync(file) : Buffer.alloc(0);
+    res.writeHead(found ? 200 : 404, { "Content-Length": body.length });
+    res.end(body);
+  });
+  servers.push(server);
+  await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
+  return { url: `http://127.0.0.1:${server.address().port}`, requests };
 }
 
 // db's bytes for bytes 16..31 of a process's page: byte k is (k * mul + add) & 0xff after the
@@ -240,12 +300,13 @@ async function inspect(client, g, backend, translations) {
 }
 
 before(() => {
-  assert.ok(TOOLHOST && PLUGINS && GUEST && KD_SIM, "TOOLHOST, PLUGINS_DIR, WINGUEST_DIR and KD_SIM must be set");
+  assert.ok(TOOLHOST && PLUGINS && GUEST && KD_SIM && KDNET_SIM, "TOOLHOST, PLUGINS_DIR, WINGUEST_DIR, KD_SIM and KDNET_SIM must be set");
 });
 
 after(async () => {
   for (const c of clients) await c.close().catch(() => {});
   for (const p of sims) p.kill();
+  for (const s of servers) s.close();
   for (const g of guests) {
     try {
       process.kill(-g.child.pid, "SIGTERM");
@@ -387,6 +448,147 @@ test("the encoded-KDBG guest: the KDBG is decoded with the keys in its memory; k
   );
   const lmv = await run(client, "lmv m nt");
   assert.match(lmv.text, /Unwind data: +from the image file on the symbol path/, lmv.text);
+
+  // The same from a symbol server (srv*cache*URL), as WinDbg fetches a missing image: the store
+  // key is the loaded header's TimeDateStamp and SizeOfImage.
+  const store = await symbol_server();
+  const nt_key = store_keys(join(GUEST, "ntoskrnl.exe")).image;
+  const cache = join(dir, "symcache");
+  const sympath = await run(client, `.sympath srv*${cache}*${store.url}`);
+  assert.equal(sympath.error, false, sympath.text);
+  await run(client, ".reload /f");
+  const served = await run(client, "k", "json");
+  assert.deepEqual(
+    served.json.result.frames.map((f) => f.symbol.replace(/\+0x[0-9a-f]+$/, "")),
+    chain.map((f) => "nt!" + f),
+    served.text,
+  );
+  assert.ok(served.json.result.frames.slice(1).every((f) => f.unwind === "pdata"), served.text);
+  assert.ok(store.requests.includes(`/ntoskrnl.exe/${nt_key}/ntoskrnl.exe 200`), store.requests.join("\n"));
+  assert.ok(existsSync(join(cache, "ntoskrnl.exe", nt_key, "ntoskrnl.exe")), "the image is kept in the cache");
+  const served_lmv = await run(client, "lmv m nt");
+  assert.ok(served_lmv.text.includes(`Unwind data:`) && served_lmv.text.includes(`${store.url}/ntoskrnl.exe/${nt_key}/ntoskrnl.exe`), served_lmv.text);
+  await client.callTool({ name: "close", arguments: {} });
+});
+
+// kdnet-sim carrying a KDCOM target's packets to toolhost's KDNET listener on a free UDP port.
+const KDNET_KEY = "1.z.10.3w5e11264sgsf";
+async function kdnet_sim(kd_sock, seed) {
+  const port = await new Promise((ok) => {
+    const s = createSocket("udp4");
+    s.bind(0, "127.0.0.1", () => {
+      const p = s.address().port;
+      s.close(() => ok(p));
+    });
+  });
+  const args = ["--port", String(port), "--key", KDNET_KEY, "--drop", "0.10", "--corrupt", "0.05", "--seed", String(seed)];
+  const sim = spawn(KDNET_SIM, [...args, "--poke-ms", "500", "--kd-target", `unix:${kd_sock}`], { stdio: ["pipe", "pipe", "ignore"] });
+  sims.push(sim);
+  const lines = [];
+  sim.stdout.on("data", (d) => lines.push(...String(d).split("\n").filter(Boolean)));
+  const stats = async () => {
+    const before = lines.length;
+    sim.stdin.write("stats\n");
+    for (let i = 0; i < 100 && lines.length === before; i++) await sleep(20);
+    return JSON.parse(lines[lines.length - 1]);
+  };
+  return { connect: `127.0.0.1:${port}`, stats };
+}
+
+test("kdnet (kdnet-sim carrying kd-sim's guest, 10% loss, 5% corruption): every check, k, the encoded KDBG, .reboot", async () => {
+  const snapshot = join(dir, "kdnet-snapshot");
+  execFileSync(join(GUEST, "winguest-snapshot"), [snapshot], { stdio: "ignore" });
+  const L = JSON.parse(readFileSync(join(snapshot, "layout.json"), "utf8"));
+  const kd = { sock: join(dir, "kdnet.kd.sock"), ctl: join(dir, "kdnet.kd.ctl") };
+  await start_kd_sim(["--listen", `unix:${kd.sock}`, "--control", `unix:${kd.ctl}`, "--winguest", snapshot]);
+  const net = await kdnet_sim(kd.sock, 19);
+  const client = await connect();
+  const opened = await client.callTool(
+    { name: "open", arguments: { backend: "kdnet", connect: net.connect, key: KDNET_KEY } },
+    undefined,
+    { timeout: 120000 },
+  );
+  assert.notEqual(opened.isError, true, text(opened));
+
+  // Round trips: the KD requests that reach the target for !process 0 0 after discovery (counted
+  // by kd-sim), as the kd test counts them.
+  const discovered = await run(client, "vertarget");
+  assert.ok(discovered.text.includes("Kernel base = 0x" + addr(L.kernel_base)), discovered.text);
+  await control(kd.ctl, "requests reset");
+  const listed = await run(client, "!process 0 0");
+  assert.equal((listed.text.match(/^PROCESS /gm) || []).length, L.processes.length, listed.text);
+  const requests = Number(/total=(\d+)/.exec(await control(kd.ctl, "requests"))[1]);
+  console.log(`kdnet: !process 0 0 cost ${requests} KD requests for ${L.processes.length} processes`);
+  assert.ok(requests > 0 && requests <= 2 * L.processes.length + 4, `${requests} KD requests`);
+
+  // The checks every backend passes; the guest's own report of each page's physical address is
+  // what QEMU's gva2gpa gave the gdb test (the snapshot is the same machine, stopped).
+  const translations = {};
+  for (const kind of ["4k", "2m", "1g", "paged_valid"]) translations[L.pages[kind].va] = big(L.pages[kind].pa);
+  await inspect(client, { layout: L }, "kdnet", translations);
+
+  // The break-in stop's stack through .pdata.
+  const k = await run(client, "k", "json");
+  const names = k.json.result.frames.map((f) => f.symbol.replace(/\+0x[0-9a-f]+$/, ""));
+  assert.equal(names[names.length - 1], "nt!KiStartSystemThread", k.text);
+  assert.ok(names.slice(1).every((n) => L.call_chain.includes(n.slice(3))), k.text);
+  assert.ok(k.json.result.frames.slice(1).every((f) => f.unwind === "pdata"), k.text);
+
+  // A break-in that lands on a leaf function's first instruction (QEMU stops a guest at the start
+  // of a translation block, often a function's entry) reports that rip as DbgBreakPointWithStatus's
+  // return address: made here from this stop, the same chain with nt!ExAllocatePoolWithTag (a leaf,
+  // no .pdata entry) between them, as RtlVirtualUnwind walks it.
+  const sp = big("0x" + /rsp=([0-9a-f]+)/.exec((await run(client, "r rsp")).text)[1]);
+  assert.equal((await run(client, `r rsp=${hex(sp - 8n)}`)).error, false);
+  assert.equal((await run(client, `eq ${hex(sp - 8n)} nt!ExAllocatePoolWithTag`)).error, false);
+  const entry = await run(client, "k", "json");
+  assert.deepEqual(
+    entry.json.result.frames.map((f) => f.symbol.replace(/\+0x[0-9a-f]+$/, "")),
+    [names[0], "nt!ExAllocatePoolWithTag", ...names.slice(1)],
+    entry.text,
+  );
+  assert.equal((await run(client, `r rsp=${hex(sp)}`)).error, false);
+
+  // The wire really was lossy, and every KD packet crossed it.
+  const s = await net.stats();
+  assert.ok(s.dropped > 0 && s.corrupted > 0 && s.rejected > 0, JSON.stringify(s));
+  console.log(`kdnet: ${s.relayed_requests} KD packets relayed, ${s.dropped} datagrams lost, ${s.corrupted} corrupted, ${s.retransmits} retransmits`);
+
+  // After a reboot (kd-sim restarts its machine; kdnet keys a new session): "rediscovery pending"
+  // until the kernel is found again at the next stop.
+  const reboot = await run(client, ".reboot", "json");
+  assert.match(trailer(reboot.text), /\| rediscovery pending\]$/, reboot.text);
+  assert.equal(reboot.json.target.coherent, false);
+  const stale = await run(client, "!process 0 0");
+  assert.equal(stale.error, true);
+  assert.match(stale.text, /rebooted and its kernel is not found again yet/);
+  const step = await run(client, "t", "json");
+  assert.match(trailer(step.text), /\| process System \(4\)\]$/, step.text);
+  assert.equal(step.json.target.coherent, true);
+  const again = await run(client, "!process 0 0");
+  assert.equal((again.text.match(/^PROCESS /gm) || []).length, L.processes.length, again.text);
+  assert.ok((await net.stats()).transport_restarts >= 1);
+  await client.callTool({ name: "close", arguments: {} });
+
+  // The encoded-KDBG guest over kdnet: decoded with the keys in its memory.
+  const encoded = join(dir, "kdnet-encoded");
+  execFileSync(join(GUEST, "winguest-snapshot"), [encoded, "--", "-append", "kdbg=encoded"], { stdio: "ignore" });
+  const E = JSON.parse(readFileSync(join(encoded, "layout.json"), "utf8"));
+  assert.equal(E.kdbg.encoded, true);
+  const kd2 = { sock: join(dir, "kdnet-encoded.kd.sock") };
+  await start_kd_sim(["--listen", `unix:${kd2.sock}`, "--winguest", encoded]);
+  const net2 = await kdnet_sim(kd2.sock, 23);
+  const reopened = await client.callTool(
+    { name: "open", arguments: { backend: "kdnet", connect: net2.connect, key: KDNET_KEY } },
+    undefined,
+    { timeout: 120000 },
+  );
+  assert.notEqual(reopened.isError, true, text(reopened));
+  const version = await run(client, "vertarget", "json");
+  assert.ok(version.text.includes(`KDBG at ${addr(E.kdbg.address)} (encoded; decoded with KiWaitNever`), version.text);
+  assert.equal(version.json.result.kdbg_encoded, true);
+  const all = await run(client, "!process 0 0");
+  assert.equal((all.text.match(/^PROCESS /gm) || []).length, E.processes.length, all.text);
   await client.callTool({ name: "close", arguments: {} });
 });
 

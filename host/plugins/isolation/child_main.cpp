@@ -1,16 +1,20 @@
 #include "host/plugins/isolation/child_main.hpp"
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <absl/strings/str_join.h>
@@ -59,6 +63,7 @@ class forwarding_events final : public host_events {
 // One call the parent sent: the toolhost_call_t its plugin sees, whose functions become frames.
 struct child_call {
   channel* ch = nullptr;
+  std::function<void()> before_wait;  // called before the call waits for an answer (see child_server)
   uint64_t id = 0;
   std::string op, name, arguments, meta, capabilities, protocol_version, server_name;
   bool wants_progress = false;
@@ -79,6 +84,7 @@ struct child_call {
       answers[q];
     }
     ch->send(kind::ask, id, {std::to_string(q), method, params, std::to_string(timeout_ms)});
+    if (before_wait) before_wait();
     std::unique_lock lock(m);
     cv.wait(lock, [&] { return answers[q].has_value(); });
     auto a = std::move(*answers[q]);
@@ -270,6 +276,201 @@ std::optional<start_request> read_start(std::string_view json) {
   return r;
 }
 
+// How long the reader keeps looking at the socket after a frame before it sleeps in read(): the
+// parent's next call usually follows its answer within tens of microseconds, and waking a sleeping
+// thread costs more than an echo's whole round trip (the parent's kSpin; host/mcp/worker_pool.cpp).
+constexpr auto kLinger = std::chrono::microseconds(200);
+// A call that runs on the reader thread this long has the other thread take over reading, so
+// that its cancellation, the answers to its questions and further calls are read meanwhile.
+constexpr auto kTakeover = std::chrono::milliseconds(2);
+// The thread standing by checks on the reader every kTakeover while calls come, and sleeps for
+// good (the reader wakes it for the next call) once none came for this long.
+constexpr auto kStandbyRest = std::chrono::milliseconds(100);
+
+// Serves the parent's calls once the plugins have started (DESIGN.md, "The hot path"). Two
+// threads take turns reading the socket. The reader runs a call itself when no other call runs,
+// as most calls are (no hand-off, no wake-up); the other stands by to take over reading when that
+// call runs past kTakeover or asks the client something. A call that comes while another runs
+// goes to a worker pool, as calls in process do.
+class child_server {
+ public:
+  child_server(channel& ch, registry& reg, std::string server, std::vector<std::unique_ptr<instance>>& instances)
+      : ch_(ch), reg_(reg), server_(std::move(server)), instances_(instances) {}
+
+  [[noreturn]] void serve() {
+    std::thread([this] { take_turns(); }).detach();
+    take_turns();
+  }
+
+ private:
+  using clock = std::chrono::steady_clock;
+
+  [[noreturn]] void take_turns() {
+    for (;;) {
+      if (read_.try_lock()) {
+        read();  // returns without read_, after running a call while the other thread took over
+      } else {
+        stand_by();
+      }
+    }
+  }
+
+  // With read_ held: reads and handles frames; returns (read_ released) when this thread ran a
+  // call and the other one is reading now.
+  void read() {
+    frame f;
+    std::string error;
+    for (;;) {
+      if (!next(f, error)) end(0);  // the parent is gone, or sent what this child cannot read
+      if (f.kind == kind::call) {
+        std::shared_ptr<child_call> c = make_call(f);
+        bool here = false;
+        {
+          std::lock_guard lock(m_);
+          calls_[c->id] = c;
+          here = running_++ == 0;
+          if (here) {
+            inline_ = c.get();
+            inline_since_ = clock::now();
+            takeover_ = false;
+            if (standby_asleep_) standby_cv_.notify_one();
+          }
+        }
+        if (!here) {
+          workers_.submit([this, c] { run_call(*c); });
+          continue;
+        }
+        read_.unlock();
+        run_call(*c);
+        {
+          std::lock_guard lock(m_);
+          if (inline_ == c.get()) inline_ = nullptr;
+          last_call_ = clock::now();
+        }
+        if (read_.try_lock()) continue;
+        return;
+      }
+      if (f.kind == kind::stop) stop();
+      if (f.kind != kind::cancel && f.kind != kind::answer) continue;
+      std::shared_ptr<child_call> c;
+      {
+        std::lock_guard lock(m_);
+        if (auto it = calls_.find(f.id); it != calls_.end()) c = it->second;
+      }
+      if (!c) continue;
+      if (f.kind == kind::cancel) {
+        c->state.cancel();
+        continue;
+      }
+      std::lock_guard lock(c->m);
+      const uint64_t q = std::strtoull(std::string(f.at(0)).c_str(), nullptr, 10);
+      if (auto it = c->answers.find(q); it != c->answers.end()) {
+        it->second.emplace(static_cast<int32_t>(std::strtol(std::string(f.at(1)).c_str(), nullptr, 10)),
+                           std::string(f.at(2)));
+        c->cv.notify_all();
+      }
+    }
+  }
+
+  // The next frame: looks for it for kLinger, then sleeps in read().
+  bool next(frame& f, std::string& error) {
+    for (const auto until = clock::now() + kLinger;;) {
+      switch (ch_.try_receive(f, error)) {
+        case channel::poll_result::got: return true;
+        case channel::poll_result::closed: return false;
+        case channel::poll_result::none: break;
+      }
+      if (clock::now() >= until) return ch_.receive(f, error);
+      sched_yield();
+    }
+  }
+
+  // Waits until the call running on the reader thread has run long, or asked the client something.
+  void stand_by() {
+    std::unique_lock lock(m_);
+    for (;;) {
+      const auto now = clock::now();
+      if (inline_ != nullptr) {
+        if (takeover_ || now >= inline_since_ + kTakeover) return;
+        standby_cv_.wait_until(lock, inline_since_ + kTakeover);
+      } else if (now < last_call_ + kStandbyRest) {
+        standby_cv_.wait_for(lock, kTakeover);
+      } else {
+        standby_asleep_ = true;
+        standby_cv_.wait(lock);
+        standby_asleep_ = false;
+      }
+    }
+  }
+
+  std::shared_ptr<child_call> make_call(const frame& f) {
+    auto c = std::make_shared<child_call>();
+    c->ch = &ch_;
+    c->id = f.id;
+    c->op = std::string(f.at(0));
+    c->name = std::string(f.at(1));
+    c->arguments = std::string(f.at(2));
+    c->meta = std::string(f.at(3));
+    c->capabilities = std::string(f.at(4));
+    c->protocol_version = std::string(f.at(5));
+    c->wants_progress = f.at(6) == "1";
+    c->server_name = server_;
+    c->before_wait = [this] {
+      std::lock_guard lock(m_);
+      takeover_ = true;  // a call waiting for the client must not keep the socket unread
+      standby_cv_.notify_one();
+    };
+    fill_context(*c);
+    return c;
+  }
+
+  void run_call(child_call& c) {
+    auto [status, text] = run(reg_, c);
+    {
+      std::lock_guard lock(m_);
+      calls_.erase(c.id);
+      // Before the answer: the parent's next call may follow it at once, and runs here then.
+      if (--running_ == 0) idle_cv_.notify_all();
+    }
+    ch_.send(kind::result, c.id, {std::to_string(status), text});
+  }
+
+  [[noreturn]] void stop() {
+    bool idle = false;
+    {
+      std::unique_lock lock(m_);
+      idle = idle_cv_.wait_for(lock, std::chrono::seconds(2), [this] { return running_ == 0; });
+    }
+    if (idle) {
+      for (auto it = instances_.rbegin(); it != instances_.rend(); ++it) (*it)->deinit();
+    }
+    end(0);
+  }
+
+  [[noreturn]] static void end(int status) {
+    std::fflush(nullptr);
+    std::_Exit(status);
+  }
+
+  channel& ch_;
+  registry& reg_;
+  std::string server_;
+  std::vector<std::unique_ptr<instance>>& instances_;
+  mcp::worker_pool workers_{0};
+  std::mutex read_;  // held by the thread that reads the socket
+
+  std::mutex m_;  // guards what follows
+  std::condition_variable standby_cv_;
+  std::condition_variable idle_cv_;
+  std::map<uint64_t, std::shared_ptr<child_call>> calls_;
+  size_t running_ = 0;
+  child_call* inline_ = nullptr;  // the call running on the thread that was reading
+  clock::time_point inline_since_{};
+  bool takeover_ = false;
+  bool standby_asleep_ = false;
+  clock::time_point last_call_{};
+};
+
 }  // namespace
 
 int plugin_child(int fd) {
@@ -319,64 +520,7 @@ int plugin_child(int fd) {
   }
   ch.send(kind::ready, 0, {snapshot_of(reg, outcomes)});
 
-  mcp::worker_pool workers(1);
-  std::mutex calls_mutex;
-  std::map<uint64_t, std::shared_ptr<child_call>> calls;
-  while (ch.receive(f, error)) {
-    if (f.kind == kind::call) {
-      auto c = std::make_shared<child_call>();
-      c->ch = &ch;
-      c->id = f.id;
-      c->op = std::string(f.at(0));
-      c->name = std::string(f.at(1));
-      c->arguments = std::string(f.at(2));
-      c->meta = std::string(f.at(3));
-      c->capabilities = std::string(f.at(4));
-      c->protocol_version = std::string(f.at(5));
-      c->wants_progress = f.at(6) == "1";
-      c->server_name = start->server;
-      fill_context(*c);
-      {
-        std::lock_guard lock(calls_mutex);
-        calls[c->id] = c;
-      }
-      workers.submit([c, &reg, &ch, &calls, &calls_mutex] {
-        auto [status, text] = run(reg, *c);
-        {
-          std::lock_guard lock(calls_mutex);
-          calls.erase(c->id);
-        }
-        ch.send(kind::result, c->id, {std::to_string(status), text});
-      });
-    } else if (f.kind == kind::cancel || f.kind == kind::answer) {
-      std::shared_ptr<child_call> c;
-      {
-        std::lock_guard lock(calls_mutex);
-        if (auto it = calls.find(f.id); it != calls.end()) c = it->second;
-      }
-      if (!c) continue;
-      if (f.kind == kind::cancel) {
-        c->state.cancel();
-        continue;
-      }
-      std::lock_guard lock(c->m);
-      const uint64_t q = std::strtoull(std::string(f.at(0)).c_str(), nullptr, 10);
-      if (auto it = c->answers.find(q); it != c->answers.end()) {
-        it->second.emplace(static_cast<int32_t>(std::strtol(std::string(f.at(1)).c_str(), nullptr, 10)),
-                           std::string(f.at(2)));
-        c->cv.notify_all();
-      }
-    } else if (f.kind == kind::stop) {
-      if (workers.wait_idle(2000)) {
-        for (auto it = instances.rbegin(); it != instances.rend(); ++it) (*it)->deinit();
-      }
-      std::fflush(nullptr);
-      std::_Exit(0);
-    }
-  }
-  // The parent is gone (or sent something this child cannot read): nothing is left to serve.
-  std::fflush(nullptr);
-  std::_Exit(0);
+  child_server(ch, reg, start->server, instances).serve();
 }
 
 }  // namespace toolhost::plugins::isolation

@@ -64,8 +64,15 @@ class child_process {
 
  private:
   struct pending;
-  void read_frames();
-  // Called by the reader when the child's socket closed: reaps it, fails the calls in flight.
+  // The background reader: reads the socket while no call does (DESIGN.md, "The hot path").
+  void read_frames(std::shared_ptr<channel> ch);
+  // Reads and handles every frame of `ch` that has arrived, without blocking; false once the
+  // child's socket closed (the calls in flight have failed then). Requires read_mutex_.
+  bool pump(channel& ch);
+  // Handles one frame from the child; false when it is of no kind a child sends (`error` says so).
+  bool handle(frame& f, std::string& error);
+  // Called once per child, by whoever read the end of its socket: reaps it, fails the calls in
+  // flight.
   void child_ended(const std::string& why_bad);
   absl::Status ensure_running(const toolhost_call_t* context);
   absl::StatusOr<std::string> spawn_locked();
@@ -77,6 +84,11 @@ class child_process {
   host_events& events_;
 
   std::mutex start_mutex_;  // one start at a time; held while a child is started
+  // The read side of the socket: whoever holds it (a call waiting for its answer, or the
+  // background reader) reads the frames that arrived and hands each to its call.
+  std::mutex read_mutex_;
+  std::condition_variable reader_wake_;  // with mutex_: the background reader waits here
+  frame pumped_;                         // guarded by read_mutex_: reused, so reading allocates nothing
   std::shared_ptr<channel> channel_;
   std::atomic<pid_t> pid_{0};
   std::thread reader_;
@@ -90,6 +102,9 @@ class child_process {
   std::string last_end_;        // how the last child ended, for calls that cannot start one
   uint32_t streak_ = 0;         // deaths since the last call that succeeded
   std::chrono::steady_clock::time_point last_death_{};
+  uint32_t spinners_ = 0;  // calls reading the socket for their answers themselves
+  uint32_t sleepers_ = 0;  // calls asleep until the background reader hands them their answer
+  std::chrono::steady_clock::time_point last_spin_{};  // when a call last stopped spinning
 
   std::atomic<uint32_t> crashes_{0};
 };

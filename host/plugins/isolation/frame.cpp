@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -57,38 +58,46 @@ bool channel::send(enum kind k, uint64_t id, std::initializer_list<std::string_v
   return true;
 }
 
-bool channel::fill(size_t need) {
-  while (in_.size() - in_pos_ < need) {
+ssize_t channel::read_some(bool wait) {
+  if (in_pos_ > 0 && in_pos_ == in_.size()) {
+    in_.clear();
+    in_pos_ = 0;
+    if (in_.capacity() > (1u << 20)) std::string().swap(in_);  // a large frame keeps no memory
+  }
+  for (;;) {
+    char buf[65536];
+    const ssize_t n = ::recv(fd_, buf, sizeof buf, wait ? 0 : MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && !wait && (errno == EAGAIN || errno == EWOULDBLOCK)) return -1;
+    if (n <= 0) return 0;
     if (in_pos_ > 0) {
       in_.erase(0, in_pos_);
       in_pos_ = 0;
     }
-    char buf[65536];
-    const ssize_t n = ::read(fd_, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
     in_.append(buf, static_cast<size_t>(n));
+    return n;
   }
-  return true;
 }
 
-bool channel::receive(frame& out, std::string& error) {
+bool channel::take(frame& out, std::string& error) {
   error.clear();
-  if (!fill(4)) return false;
+  const size_t have = in_.size() - in_pos_;
+  if (have < 4) return false;
   const uint32_t size = get_u32(in_.data() + in_pos_);
   if (size < 13 || size > kMaxFrame) {
     error = "a frame of " + std::to_string(size) + " bytes";
     return false;
   }
-  if (!fill(4 + size)) return false;
+  if (have < 4 + size) return false;
   const char* p = in_.data() + in_pos_ + 4;
   const char* end = p + size;
   out.kind = static_cast<enum kind>(static_cast<uint8_t>(p[0]));
   out.id = uint64_t(get_u32(p + 1)) | uint64_t(get_u32(p + 5)) << 32;
   const uint32_t count = get_u32(p + 9);
   p += 13;
-  out.fields.clear();
-  for (uint32_t i = 0; i < count; ++i) {
+  out.fields.resize(std::min<uint32_t>(count, size / 4));
+  size_t i = 0;
+  for (; i < count && i < out.fields.size(); ++i) {
     if (end - p < 4) break;
     const uint32_t len = get_u32(p);
     p += 4;
@@ -96,22 +105,48 @@ bool channel::receive(frame& out, std::string& error) {
       error = "a field that runs past its frame";
       return false;
     }
-    out.fields.emplace_back(p, len);
+    out.fields[i].assign(p, len);  // reuses the field's buffer: a warm frame allocates nothing
     p += len;
   }
-  if (out.fields.size() != count || p != end) {
+  if (i != count || p != end) {
     error = "a frame whose fields do not fill it";
     return false;
   }
   in_pos_ += 4 + size;
-  if (in_pos_ == in_.size()) {
-    in_.clear();
-    in_pos_ = 0;
-    if (in_.capacity() > (1u << 20)) std::string().swap(in_);
-  }
   return true;
 }
 
-void channel::shut() { ::shutdown(fd_, SHUT_RDWR); }
+bool channel::receive(frame& out, std::string& error) {
+  for (;;) {
+    if (closed()) return false;
+    if (take(out, error)) return true;
+    if (!error.empty() || read_some(true) == 0) {
+      closed_.store(true, std::memory_order_release);
+      return false;
+    }
+  }
+}
+
+channel::poll_result channel::try_receive(frame& out, std::string& error) {
+  for (;;) {
+    if (closed()) return poll_result::closed;
+    if (take(out, error)) return poll_result::got;
+    if (!error.empty()) {
+      closed_.store(true, std::memory_order_release);
+      return poll_result::closed;
+    }
+    const ssize_t n = read_some(false);
+    if (n < 0) return poll_result::none;
+    if (n == 0) {
+      closed_.store(true, std::memory_order_release);
+      return poll_result::closed;
+    }
+  }
+}
+
+void channel::shut() {
+  closed_.store(true, std::memory_order_release);
+  ::shutdown(fd_, SHUT_RDWR);
+}
 
 }  // namespace toolhost::plugins::isolation

@@ -2,6 +2,8 @@
 // wire"): a kind, the id of the call it belongs to, and byte-string fields.
 #pragma once
 
+#include <sys/types.h>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -43,7 +45,8 @@ struct frame {
 // Appends the encoding of a frame to `out`.
 void encode(std::string& out, enum kind k, uint64_t id, std::initializer_list<std::string_view> fields);
 
-// One end of the socket: whole frames out (from any thread), whole frames in (one reader).
+// One end of the socket: whole frames out (from any thread), whole frames in (one reader at a
+// time: the caller serializes receive() and try_receive()).
 class channel {
  public:
   explicit channel(int fd) : fd_(fd) {}
@@ -55,18 +58,30 @@ class channel {
   bool send(enum kind k, uint64_t id, std::initializer_list<std::string_view> fields);
   // Blocks for the next frame; false at end of stream or on a malformed frame (`error` says which).
   bool receive(frame& out, std::string& error);
+  // The next frame if a whole one has arrived, without blocking: `got`, `none` yet, or `closed`
+  // (end of stream or a malformed frame, as receive() returns false; it stays closed).
+  enum class poll_result { got, none, closed };
+  poll_result try_receive(frame& out, std::string& error);
+  // Once receive() or try_receive() saw the end of the stream. [any-thread]
+  bool closed() const { return closed_.load(std::memory_order_acquire); }
   // Ends both directions: a reader blocked in receive() returns false.
   void shut();
   int fd() const { return fd_; }
 
  private:
-  bool fill(size_t need);
+  // Takes one whole frame from in_ into `out`; false when in_ holds none yet or it is malformed
+  // (then `error` says why).
+  bool take(frame& out, std::string& error);
+  // Appends what one read() returns; `wait`: block for it. Returns >0 bytes read, 0 at end of
+  // stream or on an error, -1 when nothing is there and `wait` is false.
+  ssize_t read_some(bool wait);
 
   int fd_;
   std::mutex send_mutex_;
   std::string out_;  // guarded by send_mutex_; reused so a send allocates nothing once warm
   std::string in_;
   size_t in_pos_ = 0;
+  std::atomic<bool> closed_{false};
 };
 
 }  // namespace toolhost::plugins::isolation

@@ -7,6 +7,8 @@
 #include <toolhost/sdk/strings.hpp>
 #include <toolhost/sdk/writer.hpp>
 
+#include "host/plugins/loader.hpp"
+
 namespace toolhost::plugins::isolation {
 namespace {
 
@@ -194,7 +196,8 @@ group::group(std::string name, const start_plan& plan, host_events& events)
 std::vector<plugin_outcome> group::start(registry& reg) {
   std::vector<plugin_outcome> outcomes;
   auto failed_all = [&](const std::string& why) {
-    for (const auto& id : plugins()) outcomes.push_back({id, false, "init_failed", why});
+    for (const auto& id : plugins())
+      outcomes.push_back({id, false, std::string(to_string(load_status::init_failed)), why});
     return outcomes;
   };
   auto text = process_.start();
@@ -245,7 +248,8 @@ std::vector<plugin_outcome> group::start(registry& reg) {
       if (!s.ok()) {
         reg.withdraw(o.id);
         o.started = false;
-        o.status = s.code() == absl::StatusCode::kAlreadyExists ? "duplicate_name" : "init_failed";
+        o.status = std::string(to_string(s.code() == absl::StatusCode::kAlreadyExists ? load_status::duplicate_name
+                                                                                      : load_status::init_failed));
         o.message = std::string(view(s.message()));
       }
     }

@@ -23,7 +23,11 @@ done
 # Without --config, the installed toolhost finds the default installed beside it, and only it.
 export XDG_CONFIG_HOME="$work/xdg" XDG_CONFIG_DIRS="$work/xdg-dirs" HOME="$work/home"
 mkdir -p "$work/home/config" && echo 'plugin_dirs = ["/nonexistent"]' > "$work/home/config/toolhost.toml"
-(cd "$work/home" && "$prefix/bin/toolhost" plugins) | grep -qE '^example +1\.0\.0 +1\.0 +loaded +none +1 +-$'
+# The ISOLATION column says where the plugin runs: in process unless the isolated pass of the suite
+# (TOOLHOST_ISOLATION=process, scripts/test) runs every plugin in a child, each server's in one.
+isolation='none'
+[[ "${TOOLHOST_ISOLATION:-}" == process ]] && isolation='process \(group isolated\)'
+(cd "$work/home" && "$prefix/bin/toolhost" plugins) | grep -qE "^example +1\.0\.0 +1\.0 +loaded +$isolation +1 +-\$"
 
 # The SDK says under which terms a plugin builds against it: the licence, and an SPDX line in
 # every installed header.
@@ -55,7 +59,7 @@ plugin_dirs = ["$work/outside/build/plugins"]
 plugins = ["outside"]
 TOML
 table=$("$prefix/bin/toolhost" plugins --config "$work/outside.toml")
-grep -qE '^outside +1\.0\.0 +1\.0 +loaded +none +1 +-$' <<< "$table"
+grep -qE "^outside +1\.0\.0 +1\.0 +loaded +$isolation +1 +-\$" <<< "$table"
 grep -qE '^example\.count +allow +outside +Count numbers$' <<< "$table"
 "$prefix/bin/toolhost" tools --config "$work/outside.toml" --server outside | grep -qE '^count_outside +outside +example\.count \(allow\) +Counts from 1'
 

@@ -1,7 +1,8 @@
 // Shared by the core integration tests: spawns toolhost over stdio with the official MCP
 // TypeScript SDK client and keeps every raw message the server sent.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { toolhostEnv } from "../../toolhost_env.mjs";
 
 export const TOOLHOST = process.env.TOOLHOST;
 export const EXAMPLE_CONFIG = process.env.EXAMPLE_CONFIG;
@@ -19,7 +20,7 @@ export async function connect({ config = EXAMPLE_CONFIG, server = "example", cap
   const transport = new StdioClientTransport({
     command: TOOLHOST,
     args: ["--config", config, "--server", server, ...args],
-    env: env ? { ...getDefaultEnvironment(), ...env } : undefined,
+    env: toolhostEnv(env),
     stderr: "pipe",
   });
   const received = [];

@@ -10,7 +10,7 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { TOOLHOST, FAULTS_CONFIG, connect, sleep } from "./harness.mjs";
+import { TOOLHOST, FAULTS_CONFIG, FIXTURES_CONFIG, connect, sleep } from "./harness.mjs";
 
 const DEATHS = [
   ["segv", /^The plugin 'fixture-faults' crashed with SIGSEGV \(signal 11\) while the tool die was running; the call is lost, and toolhost starts the plugin again for the next call\.$/],
@@ -261,6 +261,21 @@ test("toolhost plugins shows where each plugin runs", () => {
   assert.deepEqual([listed["fixture-faults"].isolation, listed["fixture-faults"].group, listed["fixture-faults"].crashes], ["process", "fixture-faults", 0]);
   assert.equal(listed.example.isolation, "none");
   assert.ok(listed["fixture-faults"].tools.includes("die"));
+});
+
+test("toolhost plugins reports each plugin's load and init faults the same isolated as in process", () => {
+  const list = (isolation) => {
+    const r = spawnSync(TOOLHOST, ["plugins", "--json", "--config", FIXTURES_CONFIG], {
+      encoding: "utf8",
+      env: { ...process.env, TOOLHOST_ISOLATION: isolation },
+    });
+    return JSON.parse(r.stdout).plugins.map((p) => ({ file: p.file, status: p.status, problem: p.problem, isolation: p.isolation }));
+  };
+  const inProcess = list("none"), isolated = list("process");
+  assert.ok(inProcess.some((p) => p.status === "init crashed") && inProcess.some((p) => p.status === "init failed"));
+  assert.ok(isolated.every((p) => p.isolation === "process"));
+  const strip = (ps) => ps.map(({ isolation, ...rest }) => rest);
+  assert.deepEqual(strip(isolated), strip(inProcess));
 });
 
 test("TOOLHOST_ISOLATION=process isolates every plugin the configuration does not place, a server's together", async () => {

@@ -6,7 +6,11 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { TOOLHOST, FIXTURES_CONFIG, EXAMPLE_CONFIG, connect } from "./harness.mjs";
 
-const run = promisify(execFile);
+// The table's rows are asserted as they are in process (ISOLATION none): the isolated pass of the
+// suite (TOOLHOST_ISOLATION=process) must not change what this test checks. isolation.test.mjs
+// checks the same listing isolated.
+const execFileP = promisify(execFile);
+const run = (file, args) => execFileP(file, args, { env: { ...process.env, TOOLHOST_ISOLATION: "none" } });
 const FIXTURE_DIR = process.env.FIXTURE_DIR;
 
 test("toolhost plugins prints one row per file and one sentence per problem", async () => {
