@@ -545,6 +545,12 @@ absl::StatusOr<bool> session::accept_stop(const toolhost_dt_stop_t& stop) {
              stop.reason == TOOLHOST_DT_STOP_UNKNOWN || stop.reason == TOOLHOST_DT_STOP_WATCHPOINT) {
     banner = stop.description;
   }
+  if (absorb && break_sent_ && hit != nullptr) {
+    // A break-in is pending and the target has just stopped: this stop answers it. (A halted
+    // kernel drops the break-in byte, as Windows' kdcom does, so resuming would lose it.)
+    absorb = false;
+    banner = "Break-in: the target stopped at breakpoint " + std::to_string(hit->id) + " (a hit outside its scope)";
+  }
   if (absorb) {
     if (auto s = resume_target(TOOLHOST_DT_CONTINUE, std::nullopt); !s.ok()) return s;
     return false;

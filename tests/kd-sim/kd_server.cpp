@@ -1,5 +1,7 @@
 #include "kd_server.h"
 
+#include "sim_machine.h"
+
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -97,26 +99,25 @@ std::vector<uint8_t> bytes_of(const T& v) {
 
 }  // namespace
 
-kd_server::kd_server(options o) : options_(std::move(o)), machine_(options_.cpus), rng_(options_.seed) {
-  if (options_.image) {
-    machine_.use_image(std::move(*options_.image));
-    options_.image.reset();
+kd_server::kd_server(options o, std::unique_ptr<machine> m)
+    : options_(std::move(o)), machine_(std::move(m)), rng_(options_.seed) {
+  if (machine_->guest_kernel()) {
     // KdVersionBlock.DebuggerDataList -> KDDEBUGGER_DATA64, whose BreakpointWithStatus is the
     // int3 a break-in or a bugcheck stops at.
     const uint64_t list = version_block().DebuggerDataList;
     uint64_t kdbg = 0, target = 0;
-    machine_.read_virtual(0, list, reinterpret_cast<uint8_t*>(&kdbg), 8);
-    machine_.read_virtual(0, kdbg + 0x20, reinterpret_cast<uint8_t*>(&target), 8);
-    machine_.set_break_with_status(target);
+    machine_->read_virtual(0, list, reinterpret_cast<uint8_t*>(&kdbg), 8);
+    machine_->read_virtual(0, kdbg + 0x20, reinterpret_cast<uint8_t*>(&target), 8);
+    machine_->set_break_with_status(target);
   }
   reset_ids();
   switch (options_.start) {
-    case start_state::running: break;
+    case start_state::running: machine_->resume(false, 0); break;
     case start_state::initial_break: break_with_status(0, DBG_STATUS_CONTROL_C); break;
     case start_state::breakpoint: {
       // A debugger set a breakpoint on the DbgPrint caller and went away; the loop reaches it
       // within a few turns (bounded here so a broken machine cannot hang the start).
-      machine_.add_breakpoint(0, kSayHello);
+      breakpoints_.add(*machine_, 0, kSayHello);
       const auto give_up = steady::now() + std::chrono::seconds(5);
       while (running_ && steady::now() < give_up) {
         run_slice();
@@ -401,20 +402,20 @@ bool kd_server::apply_injection() {
 // ---- The target -----------------------------------------------------------------------------
 
 void kd_server::break_with_status(int cpu, uint64_t status) {
-  machine_.call_break_with_status(cpu, status);
+  machine_->call_break_with_status(cpu, status);
   // Executing the int3 traps; the kernel backs rip up to the int3 before it reports.
   report_exception(cpu, STATUS_BREAKPOINT);
 }
 
 void kd_server::report_exception(int cpu, uint32_t code) {
-  cpu_state& c = machine_.cpu(cpu);
+  cpu_state& c = machine_->cpu(cpu);
   const uint64_t pc = c.context.Rip;
   // Like KdpSetCommonState: table entries inside the reported instruction stream are deleted.
-  machine_.delete_breakpoints_in(cpu, pc, pc + 16);
+  breakpoints_.delete_in(*machine_, cpu, pc, pc + 16);
   DBGKD_ANY_WAIT_STATE_CHANGE s{};
   s.NewState = DbgKdExceptionStateChange;
   s.Processor = static_cast<uint16_t>(cpu);
-  s.NumberProcessors = static_cast<uint32_t>(machine_.cpu_count());
+  s.NumberProcessors = static_cast<uint32_t>(machine_->cpu_count());
   s.Thread = current_thread(cpu);
   s.ProgramCounter = pc;
   s.u.Exception.ExceptionRecord.ExceptionCode = static_cast<int32_t>(code);
@@ -425,7 +426,7 @@ void kd_server::report_exception(int cpu, uint32_t code) {
   s.ControlReport.Dr7 = c.special.KernelDr7;
   s.ControlReport.EFlags = c.context.EFlags;
   s.ControlReport.InstructionCount =
-      static_cast<uint16_t>(machine_.read_virtual(cpu, pc, s.ControlReport.InstructionStream, 16));
+      static_cast<uint16_t>(machine_->read_virtual(cpu, pc, s.ControlReport.InstructionStream, 16));
   s.ControlReport.SegCs = c.context.SegCs;
   s.ControlReport.SegDs = c.context.SegDs;
   s.ControlReport.SegEs = c.context.SegEs;
@@ -439,11 +440,11 @@ void kd_server::report_exception(int cpu, uint32_t code) {
 
 DBGKD_GET_VERSION64 kd_server::version_block() const {
   DBGKD_GET_VERSION64 v{};
-  if (machine_.has_image()) {
+  if (machine_->guest_kernel()) {
     uint64_t block = 0;
-    const uint64_t pcr = machine_.cpu(0).msrs.at(0xC0000101);
-    machine_.read_virtual(0, pcr + 0x108, reinterpret_cast<uint8_t*>(&block), 8);  // KPCR.KdVersionBlock
-    machine_.read_virtual(0, block, reinterpret_cast<uint8_t*>(&v), sizeof(v));
+    const uint64_t pcr = machine_->cpu(0).msrs.at(0xC0000101);
+    machine_->read_virtual(0, pcr + 0x108, reinterpret_cast<uint8_t*>(&block), 8);  // KPCR.KdVersionBlock
+    machine_->read_virtual(0, block, reinterpret_cast<uint8_t*>(&v), sizeof(v));
     return v;
   }
   v.MajorVersion = 0xF;
@@ -462,19 +463,19 @@ DBGKD_GET_VERSION64 kd_server::version_block() const {
 }
 
 uint64_t kd_server::current_thread(int cpu) const {
-  if (!machine_.has_image()) return kKernelBase + 0x380000 + static_cast<uint64_t>(cpu) * 0x1000;
+  if (!machine_->guest_kernel()) return kKernelBase + 0x380000 + static_cast<uint64_t>(cpu) * 0x1000;
   uint64_t thread = 0;
-  const uint64_t pcr = machine_.cpu(cpu).msrs.at(0xC0000101);
-  machine_.read_virtual(cpu, pcr + 0x188, reinterpret_cast<uint8_t*>(&thread), 8);  // KPCR.Prcb.CurrentThread
+  const uint64_t pcr = machine_->cpu(cpu).msrs.at(0xC0000101);
+  machine_->read_virtual(cpu, pcr + 0x188, reinterpret_cast<uint8_t*>(&thread), 8);  // KPCR.Prcb.CurrentThread
   return thread;
 }
 
 uint32_t kd_server::kernel_image_size() const {
-  if (!machine_.has_image()) return 0x800000;
+  if (!machine_->guest_kernel()) return 0x800000;
   const uint64_t base = version_block().KernBase;
   uint32_t lfanew = 0, size = 0;
-  machine_.read_virtual(0, base + 0x3c, reinterpret_cast<uint8_t*>(&lfanew), 4);
-  machine_.read_virtual(0, base + lfanew + 24 + 0x38, reinterpret_cast<uint8_t*>(&size), 4);  // SizeOfImage
+  machine_->read_virtual(0, base + 0x3c, reinterpret_cast<uint8_t*>(&lfanew), 4);
+  machine_->read_virtual(0, base + lfanew + 24 + 0x38, reinterpret_cast<uint8_t*>(&size), 4);  // SizeOfImage
   return size;
 }
 
@@ -482,15 +483,15 @@ void kd_server::report_load_symbols(const std::string& path, uint64_t base, uint
   DBGKD_ANY_WAIT_STATE_CHANGE s{};
   s.NewState = DbgKdLoadSymbolsStateChange;
   s.Processor = 0;
-  s.NumberProcessors = static_cast<uint32_t>(machine_.cpu_count());
+  s.NumberProcessors = static_cast<uint32_t>(machine_->cpu_count());
   s.Thread = current_thread(0);
-  s.ProgramCounter = machine_.cpu(0).context.Rip;
+  s.ProgramCounter = machine_->cpu(0).context.Rip;
   s.u.LoadSymbols.PathNameLength = static_cast<uint32_t>(path.size() + 1);
   s.u.LoadSymbols.BaseOfDll = base;
   s.u.LoadSymbols.SizeOfImage = size;
-  s.ControlReport.EFlags = machine_.cpu(0).context.EFlags;
+  s.ControlReport.EFlags = machine_->cpu(0).context.EFlags;
   s.ControlReport.InstructionCount =
-      static_cast<uint16_t>(machine_.read_virtual(0, s.ProgramCounter, s.ControlReport.InstructionStream, 16));
+      static_cast<uint16_t>(machine_->read_virtual(0, s.ProgramCounter, s.ControlReport.InstructionStream, 16));
   last_report_ = bytes_of(s);
   last_report_.insert(last_report_.end(), path.begin(), path.end());
   last_report_.push_back(0);
@@ -521,7 +522,12 @@ void kd_server::send_print(const std::string& text) {
 void kd_server::reboot() {
   ++stats_.reboots;
   log("rebooting");
-  machine_.boot();
+  if (!machine_->boot()) {
+    log("this machine cannot restart; it stays halted");
+    report_pending_ = true;
+    return;
+  }
+  breakpoints_.clear();
   bugchecked_ = false;
   break_pending_ = false;
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -550,18 +556,18 @@ void kd_server::handle_manipulate(const std::vector<uint8_t>& payload) {
   r.ReturnStatus = STATUS_SUCCESS;
   std::vector<uint8_t> extra;
   constexpr uint32_t kMaxData = PACKET_MAX_SIZE - sizeof(DBGKD_MANIPULATE_STATE64);
-  if (cpu >= machine_.cpu_count()) {
+  if (cpu >= machine_->cpu_count()) {
     r.ReturnStatus = static_cast<int32_t>(STATUS_UNSUCCESSFUL);
   } else {
-    cpu_state& c = machine_.cpu(cpu);
+    cpu_state& c = machine_->cpu(cpu);
     switch (m.ApiNumber) {
       case DbgKdReadVirtualMemoryApi:
       case DbgKdReadPhysicalMemoryApi: {
         const uint32_t want = std::min(m.u.ReadMemory.TransferCount, kMaxData);
         extra.resize(want);
         const uint32_t got = m.ApiNumber == DbgKdReadVirtualMemoryApi
-                                 ? machine_.read_virtual(cpu, m.u.ReadMemory.TargetBaseAddress, extra.data(), want)
-                                 : machine_.read_physical(m.u.ReadMemory.TargetBaseAddress, extra.data(), want);
+                                 ? machine_->read_virtual(cpu, m.u.ReadMemory.TargetBaseAddress, extra.data(), want)
+                                 : machine_->read_physical(m.u.ReadMemory.TargetBaseAddress, extra.data(), want);
         extra.resize(got);
         r.u.ReadMemory.ActualBytesRead = got;
         if (got < m.u.ReadMemory.TransferCount) r.ReturnStatus = static_cast<int32_t>(STATUS_UNSUCCESSFUL);
@@ -571,8 +577,8 @@ void kd_server::handle_manipulate(const std::vector<uint8_t>& payload) {
       case DbgKdWritePhysicalMemoryApi: {
         const uint32_t want = static_cast<uint32_t>(std::min<size_t>(m.u.WriteMemory.TransferCount, data_size));
         const uint32_t put = m.ApiNumber == DbgKdWriteVirtualMemoryApi
-                                 ? machine_.write_virtual(cpu, m.u.WriteMemory.TargetBaseAddress, data, want)
-                                 : machine_.write_physical(m.u.WriteMemory.TargetBaseAddress, data, want);
+                                 ? machine_->write_virtual(cpu, m.u.WriteMemory.TargetBaseAddress, data, want)
+                                 : machine_->write_physical(m.u.WriteMemory.TargetBaseAddress, data, want);
         r.u.WriteMemory.ActualBytesWritten = put;
         if (put < m.u.WriteMemory.TransferCount) r.ReturnStatus = static_cast<int32_t>(STATUS_UNSUCCESSFUL);
         break;
@@ -616,7 +622,7 @@ void kd_server::handle_manipulate(const std::vector<uint8_t>& payload) {
         }
         break;
       case DbgKdWriteBreakPointApi: {
-        auto handle = machine_.add_breakpoint(cpu, m.u.WriteBreakPoint.BreakPointAddress);
+        auto handle = breakpoints_.add(*machine_, cpu, m.u.WriteBreakPoint.BreakPointAddress);
         if (handle) {
           r.u.WriteBreakPoint.BreakPointHandle = *handle;
         } else {
@@ -625,7 +631,7 @@ void kd_server::handle_manipulate(const std::vector<uint8_t>& payload) {
         break;
       }
       case DbgKdRestoreBreakPointApi:
-        if (!machine_.remove_breakpoint(cpu, m.u.RestoreBreakPoint.BreakPointHandle)) {
+        if (!breakpoints_.remove(*machine_, cpu, m.u.RestoreBreakPoint.BreakPointHandle)) {
           r.ReturnStatus = static_cast<int32_t>(STATUS_UNSUCCESSFUL);
         }
         break;
@@ -659,9 +665,9 @@ void kd_server::handle_manipulate(const std::vector<uint8_t>& payload) {
           break;
         }
         // Like KdpGetStateChange: the control set's Dr7 goes to every processor, Dr6 is cleared.
-        for (int i = 0; i < machine_.cpu_count(); ++i) {
-          machine_.cpu(i).special.KernelDr7 = m.u.Continue2.ControlSet.Dr7;
-          machine_.cpu(i).special.KernelDr6 = kDr6Idle;
+        for (int i = 0; i < machine_->cpu_count(); ++i) {
+          machine_->cpu(i).special.KernelDr7 = m.u.Continue2.ControlSet.Dr7;
+          machine_->cpu(i).special.KernelDr6 = kDr6Idle;
         }
         if (bugchecked_) {
           reboot();  // after a bugcheck the machine writes its dump and restarts
@@ -669,6 +675,7 @@ void kd_server::handle_manipulate(const std::vector<uint8_t>& payload) {
         }
         tracing_ = m.u.Continue2.ControlSet.TraceFlag != 0;
         running_ = true;
+        machine_->resume(tracing_, cpu);
         return;  // no reply
       case DbgKdSwitchProcessor:
         report_exception(cpu, STATUS_BREAKPOINT);
@@ -687,11 +694,17 @@ void kd_server::run_slice() {
   if (break_pending_) {
     // The clock interrupt polls for the break-in byte and calls DbgBreakPointWithStatus.
     break_pending_ = false;
+    const cpu_event meanwhile = machine_->halt();
+    if (meanwhile.what != cpu_event::kind::none) {
+      report_event(meanwhile);  // a processor stopped on its own before the interrupt came
+      return;
+    }
     break_with_status(0, DBG_STATUS_CONTROL_C);
     return;
   }
   if (!loads_.empty() && conn_fd_ >= 0) {
     // A driver load: the kernel reports it and waits for the debugger to continue.
+    machine_->halt();
     report_load_symbols(loads_.front(), next_driver_base_, 0x10000);
     loads_.pop_front();
     next_driver_base_ += 0x10000;
@@ -702,37 +715,26 @@ void kd_server::run_slice() {
     prints_.pop_front();
     send_print(text);
   }
-  for (int cpu = 0; cpu < machine_.cpu_count(); ++cpu) {
-    if (tracing_ && cpu != current_cpu_) continue;
-    if (!tracing_ && machine_.sleeping(cpu)) continue;
-    CONTEXT& ctx = machine_.cpu(cpu).context;
-    KSPECIAL_REGISTERS& special = machine_.cpu(cpu).special;
-    if (const uint32_t hits = machine_.execute_hits(cpu); hits != 0) {
-      special.KernelDr6 = kDr6Idle | hits;  // instruction breakpoints fault before executing
-      report_exception(cpu, STATUS_SINGLE_STEP);
+  report_event(machine_->run(tracing_, current_cpu_, [this](const std::string& text) {
+    if (conn_fd_ >= 0) send_print(text);
+    return running_;  // false after a RESET or reboot while printing
+  }));
+}
+
+void kd_server::report_event(const cpu_event& e) {
+  switch (e.what) {
+    case cpu_event::kind::none: return;
+    case cpu_event::kind::breakpoint: report_exception(e.cpu, STATUS_BREAKPOINT); return;
+    case cpu_event::kind::illegal: report_exception(e.cpu, STATUS_ILLEGAL_INSTRUCTION); return;
+    case cpu_event::kind::single_step:
+      // Instruction breakpoints fault before executing; data watches and the trace flag trap after.
+      machine_->cpu(e.cpu).special.KernelDr6 = kDr6Idle | e.dr_hits | (e.traced ? kDr6SingleStep : 0);
+      report_exception(e.cpu, STATUS_SINGLE_STEP);
       return;
-    }
-    if (machine_.breakpoint_at(ctx.Rip)) {
-      report_exception(cpu, STATUS_BREAKPOINT);
+    case cpu_event::kind::lost:
+      std::fprintf(stderr, "kd-sim: %s\n", e.why.c_str());
+      quit_ = true;
       return;
-    }
-    const step_result r = machine_.step(cpu);
-    if (r.what == step_result::kind::breakpoint) {
-      report_exception(cpu, STATUS_BREAKPOINT);
-      return;
-    }
-    if (r.what == step_result::kind::illegal) {
-      report_exception(cpu, STATUS_ILLEGAL_INSTRUCTION);
-      return;
-    }
-    if (r.what == step_result::kind::dbgprint && conn_fd_ >= 0) send_print(r.text);
-    const uint32_t data_hits = machine_.take_data_hits(cpu);
-    if (tracing_ || data_hits != 0) {
-      special.KernelDr6 = kDr6Idle | data_hits | (tracing_ ? kDr6SingleStep : 0);  // data watches trap after
-      report_exception(cpu, STATUS_SINGLE_STEP);
-      return;
-    }
-    if (!running_) return;  // a RESET or reboot while printing
   }
 }
 
@@ -749,11 +751,11 @@ void kd_server::handle_control_line(int fd, const std::string& line) {
       answer = "running";
     } else {
       std::snprintf(buf, sizeof(buf), "halted cpu=%d rip=0x%" PRIx64, current_cpu_,
-                    machine_.cpu(current_cpu_).context.Rip);
+                    machine_->cpu(current_cpu_).context.Rip);
       answer = buf;
     }
   } else if (cmd == "breakpoints") {
-    auto list = machine_.breakpoint_addresses();
+    auto list = breakpoints_.addresses();
     answer = std::to_string(list.size());
     for (uint64_t a : list) {
       std::snprintf(buf, sizeof(buf), " 0x%" PRIx64, a);
@@ -765,17 +767,17 @@ void kd_server::handle_control_line(int fd, const std::string& line) {
     in >> std::hex >> address >> std::dec >> size;
     std::vector<uint8_t> bytes(std::min<uint32_t>(size, 4096));
     const uint32_t got = cmd == "peek"
-                             ? machine_.read_virtual(0, address, bytes.data(), static_cast<uint32_t>(bytes.size()))
-                             : machine_.read_physical(address, bytes.data(), static_cast<uint32_t>(bytes.size()));
+                             ? machine_->read_virtual(0, address, bytes.data(), static_cast<uint32_t>(bytes.size()))
+                             : machine_->read_physical(address, bytes.data(), static_cast<uint32_t>(bytes.size()));
     answer = hex_bytes(bytes.data(), got);
   } else if (cmd == "reg") {
     int cpu = 0;
     std::string name;
     in >> cpu >> name;
-    if (cpu < 0 || cpu >= machine_.cpu_count()) {
+    if (cpu < 0 || cpu >= machine_->cpu_count()) {
       answer = "error no such cpu";
     } else {
-      const cpu_state& c = machine_.cpu(cpu);
+      const cpu_state& c = machine_->cpu(cpu);
       uint64_t v = 0;
       if (name == "rip")
         v = c.context.Rip;
@@ -815,7 +817,7 @@ void kd_server::handle_control_line(int fd, const std::string& line) {
     if (what == "same") {
       inject_ = injection::same;
       answer = "ok";
-    } else if (what == "cpu" && (in >> inject_cpu_) && inject_cpu_ >= 0 && inject_cpu_ < machine_.cpu_count()) {
+    } else if (what == "cpu" && (in >> inject_cpu_) && inject_cpu_ >= 0 && inject_cpu_ < machine_->cpu_count()) {
       inject_ = injection::processor;
       answer = "ok";
     } else {

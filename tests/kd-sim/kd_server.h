@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
+#include "breakpoint_table.h"
 #include "machine.h"
 
 namespace kdsim {
@@ -46,13 +49,12 @@ struct options {
   // for the break-in byte (interrupts off), and one that answers every packet with RESET.
   bool no_break_in = false;
   bool reset_storm = false;
-  // Serve this captured machine (the Windows-shaped test guest) instead of the built-in kernel.
-  std::optional<machine_image> image;
 };
 
+// The KD stub of a kernel running on `machine` (a sim_machine or the live qemu_machine).
 class kd_server {
  public:
-  explicit kd_server(options o);
+  kd_server(options o, std::unique_ptr<machine> m);
   int run();  // until "quit" on the control channel or a signal
 
  private:
@@ -88,12 +90,14 @@ class kd_server {
   void send_report();
   void send_print(const std::string& text);
   void run_slice();
+  void report_event(const cpu_event& e);
   void reboot();
   void bugcheck();
   void log(const std::string& text) const;
 
   options options_;
-  machine machine_;
+  std::unique_ptr<machine> machine_;
+  breakpoint_table breakpoints_;
   std::mt19937 rng_;
   int listen_fd_ = -1;
   int conn_fd_ = -1;
@@ -120,8 +124,8 @@ class kd_server {
   int current_cpu_ = 0;
   std::vector<uint8_t> last_report_;
   std::deque<std::string> prints_;
-  std::deque<std::string> loads_;  // driver loads to report while running
-  uint64_t next_driver_base_ = kKernelBase + 0x1000000;
+  std::deque<std::string> loads_;                      // driver loads to report while running
+  uint64_t next_driver_base_ = 0xFFFFF80001000000ull;  // the built-in kernel's base + 16 MiB
   uint64_t tsc_ = 1000;
 
   struct counters {

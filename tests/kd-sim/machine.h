@@ -1,10 +1,12 @@
-// The simulated x86-64 machine: physical memory with 4-level page tables (4 KiB and 2 MiB
-// pages), per-CPU CONTEXT and KSPECIAL_REGISTERS, MSRs, the kernel's breakpoint table, and a
-// tiny interpreter for the handful of instructions its built-in kernel loop uses.
+// The x86-64 machine a KD stub serves, as the kernel's debugger code sees it: processors whose
+// state was saved when they entered the debugger, physical memory with 4-level page tables, a
+// way to plant a software breakpoint, and run control. Two implementations: sim_machine (the
+// built-in kernel or a snapshot of the Windows-shaped guest) and qemu_machine (the live guest
+// behind QEMU's gdbstub). kd_server is written against this interface only.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -14,102 +16,97 @@
 
 namespace kdsim {
 
-inline constexpr uint64_t kKernelBase = 0xFFFFF80000000000ull;
-inline constexpr uint64_t kLoopStart = kKernelBase + 0x1000;        // CPU 0's loop
-inline constexpr uint64_t kSayHello = kKernelBase + 0x1100;         // calls DbgPrint
-inline constexpr uint64_t kIdleLoop = kKernelBase + 0x1200;         // the other CPUs
-inline constexpr uint64_t kBreakWithStatus = kKernelBase + 0x1300;  // DbgBreakPointWithStatus: int3; ret
-inline constexpr uint64_t kMessage = kKernelBase + 0x2000;
-inline constexpr uint64_t kPsLoadedModuleList = kKernelBase + 0x3000;
-inline constexpr uint64_t kKdDebuggerData = kKernelBase + 0x3100;
-inline constexpr uint64_t kUnmapped = kKernelBase + 0x400000;  // PD entry 2 is not present
-inline constexpr uint64_t kPhysicalSize = 16ull << 20;
-inline constexpr uint64_t kPml4 = 0x1000;
+inline constexpr uint64_t kMsrFsBase = 0xC0000100, kMsrGsBase = 0xC0000101, kMsrKernelGsBase = 0xC0000102;
+inline constexpr uint64_t kMsrEfer = 0xC0000080;
 
+// A processor's state as the kernel saved it on entry to the debugger (KPRCB.ProcessorState):
+// the debugger reads and changes it while the machine is halted; resume() loads it.
 struct cpu_state {
   CONTEXT context{};
   KSPECIAL_REGISTERS special{};
   std::map<uint32_t, uint64_t> msrs;
   std::vector<uint8_t> staged_context;  // SetContextEx chunks before the commit
-  std::chrono::steady_clock::time_point sleep_until{};
-  uint32_t data_hits = 0;  // DR slots whose data watch the last instruction triggered
 };
 
-struct breakpoint_entry {
-  bool used = false;
-  uint64_t address = 0;
-  uint8_t original = 0;
-};
-
-// What executing one instruction led to.
-struct step_result {
-  enum class kind { none, breakpoint, illegal, dbgprint };
-  kind what = kind::none;
-  std::string text;  // DbgPrint text
-};
-
-// A captured machine (see winguest_image.h): physical memory and processor 0's registers as
-// QEMU had them, from tests/guest/windows' snapshot.
-struct machine_image {
-  std::vector<uint8_t> memory;
-  CONTEXT context{};
-  KSPECIAL_REGISTERS special{};
-  uint64_t gs_base = 0;
+// What the processors did while running (machine::run).
+struct cpu_event {
+  enum class kind {
+    none,         // still running
+    breakpoint,   // an int3 executed: rip at the int3, as Windows reports it
+    single_step,  // the trace flag (traced) or debug registers (dr_hits: DR6 bits 0-3)
+    illegal,      // an instruction the machine cannot execute
+    lost,         // the machine went away (QEMU exited); nothing more will happen
+  } what = kind::none;
+  int cpu = 0;
+  uint32_t dr_hits = 0;
+  bool traced = false;
+  std::string why;  // for `lost`
 };
 
 class machine {
  public:
-  explicit machine(int cpus);
-  void boot();  // fresh memory, page tables, program, contexts; empty breakpoint table
-  // From now on boot() restores `image` instead of building the built-in kernel. Its processor
-  // does not execute the image's code: running, it stays where it was captured (breakpoints are
-  // written but never hit); break-ins, bugchecks and memory work as on the built-in kernel.
-  void use_image(machine_image image);
-  bool has_image() const { return image_.has_value(); }
-  // Where call_break_with_status sends the processor: the image's DbgBreakPointWithStatus.
-  void set_break_with_status(uint64_t va) { break_with_status_ = va; }
+  explicit machine(int cpus) : cpus_(static_cast<size_t>(cpus)) {}
+  virtual ~machine() = default;
+  machine(const machine&) = delete;
+  machine& operator=(const machine&) = delete;
 
-  std::optional<uint64_t> translate(uint64_t cr3, uint64_t va) const;
-  // Reads/writes as much of the range as is mapped, from the start; returns the byte count.
-  uint32_t read_virtual(int cpu, uint64_t va, uint8_t* out, uint32_t size) const;
-  uint32_t write_virtual(int cpu, uint64_t va, const uint8_t* in, uint32_t size);
-  uint32_t read_physical(uint64_t pa, uint8_t* out, uint32_t size) const;
-  uint32_t write_physical(uint64_t pa, const uint8_t* in, uint32_t size);
-
-  step_result step(int cpu);
-  bool sleeping(int cpu) const;
-  // The CPU calls DbgBreakPointWithStatus(status), as the kernel does for its initial break, a
-  // break-in (DBG_STATUS_CONTROL_C) and a bugcheck: the return address is pushed, rcx holds the
-  // status and rip points at the routine's int3.
-  void call_break_with_status(int cpu, uint64_t status);
-
-  // Debug registers: DR slots (bits 0-3) armed for execution at the CPU's rip, and the data
-  // watches the last step triggered (taken, so reported once).
-  uint32_t execute_hits(int cpu) const;
-  uint32_t take_data_hits(int cpu);
-
-  // Breakpoint table (handles are 1-based).
-  std::optional<uint32_t> add_breakpoint(int cpu, uint64_t va);
-  bool remove_breakpoint(int cpu, uint32_t handle);
-  bool breakpoint_at(uint64_t va) const;
-  void delete_breakpoints_in(int cpu, uint64_t from, uint64_t to);  // [from, to)
-  std::vector<uint64_t> breakpoint_addresses() const;
+  // True when the machine runs the Windows-shaped guest's kernel (a snapshot or the live VM):
+  // GetVersion then comes from its KPCR.KdVersionBlock. False: kd-sim's built-in kernel.
+  virtual bool guest_kernel() const = 0;
+  // Starts the machine afresh (a reboot); false when it cannot (the live VM cannot restart).
+  virtual bool boot() = 0;
 
   int cpu_count() const { return static_cast<int>(cpus_.size()); }
   cpu_state& cpu(int i) { return cpus_[static_cast<size_t>(i)]; }
   const cpu_state& cpu(int i) const { return cpus_[static_cast<size_t>(i)]; }
 
- private:
-  uint64_t& gpr(CONTEXT& c, int index);
-  void watch(int cpu, uint64_t va, uint32_t size, bool write);
-  bool push(int cpu, uint64_t value);
-  std::optional<uint64_t> pop(int cpu);
+  // Physical memory: as much of the range as exists, from the start; returns the byte count.
+  virtual uint32_t read_physical(uint64_t pa, uint8_t* out, uint32_t size) = 0;
+  virtual uint32_t write_physical(uint64_t pa, const uint8_t* in, uint32_t size) = 0;
+  // Virtual memory through the page tables at `cr3` (4 KiB, 2 MiB and 1 GiB pages), or through
+  // processor `cpu`'s saved CR3: as much of the range as is mapped, from the start.
+  std::optional<uint64_t> translate(uint64_t cr3, uint64_t va);
+  uint32_t read_space(uint64_t cr3, uint64_t va, uint8_t* out, uint32_t size);
+  uint32_t write_space(uint64_t cr3, uint64_t va, const uint8_t* in, uint32_t size);
+  uint32_t read_virtual(int cpu, uint64_t va, uint8_t* out, uint32_t size) {
+    return read_space(cpu_cr3(cpu), va, out, size);
+  }
+  uint32_t write_virtual(int cpu, uint64_t va, const uint8_t* in, uint32_t size) {
+    return write_space(cpu_cr3(cpu), va, in, size);
+  }
 
-  std::vector<uint8_t> memory_;
-  std::optional<machine_image> image_;
-  uint64_t break_with_status_ = kBreakWithStatus;
+  // A software breakpoint at `va` (the kernel's breakpoint table decides where; see
+  // breakpoint_table.h). The default writes int3 into memory as KdpAddBreakpoint does and puts
+  // `original` back on removal.
+  virtual bool insert_breakpoint(int cpu, uint64_t va);
+  virtual void remove_breakpoint(int cpu, uint64_t va, uint8_t original);
+
+  // Run control. resume(): the processors go on from their saved states (trace: processor
+  // `cpu` executes one instruction). run(): called over and over while running; does a slice
+  // of work (or polls), calls `print` for DbgPrint text (false from it ends the slice) and
+  // returns what stopped the machine, if anything. halt(): a break-in's interrupt: every
+  // processor stops now and saves its state; returns a stop that happened meanwhile, if any.
+  virtual void resume(bool trace, int cpu) = 0;
+  virtual cpu_event run(bool tracing, int current_cpu, const std::function<bool(const std::string&)>& print) = 0;
+  virtual cpu_event halt() { return {}; }
+
+  // The processor calls DbgBreakPointWithStatus(status), as the kernel does for its initial
+  // break, a break-in (DBG_STATUS_CONTROL_C) and a bugcheck: the return address is pushed, rcx
+  // holds the status and rip points at the routine's int3.
+  virtual void call_break_with_status(int cpu, uint64_t status);
+  void set_break_with_status(uint64_t va) { break_with_status_ = va; }
+  uint64_t break_with_status() const { return break_with_status_; }
+
+  // Debug registers: DR slots (bits 0-3) armed for execution at `rip` on processor `cpu`.
+  uint32_t execute_hits(int cpu, uint64_t rip) const;
+
+ protected:
+  uint64_t cpu_cr3(int cpu) const;
+  bool push(int cpu, uint64_t value);
+
   std::vector<cpu_state> cpus_;
-  breakpoint_entry table_[32];
+  uint64_t break_with_status_ = 0;
+  uint64_t default_cr3_ = 0;  // for cpu < 0 (the built-in kernel's boot)
 };
 
 }  // namespace kdsim

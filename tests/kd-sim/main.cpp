@@ -5,9 +5,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "kd_server.h"
+#include "qemu_machine.h"
+#include "sim_machine.h"
 #include "winguest_image.h"
 
 namespace {
@@ -18,7 +22,7 @@ void usage() {
                "              [--start running|initial-break|breakpoint] [--halted]\n"
                "              [--drop P] [--corrupt P] [--delay P --delay-ms N] [--reorder P] [--seed N]\n"
                "              [--ack-timeout-ms N] [--no-break-in] [--reset-storm] [--verbose]\n"
-               "              [--winguest SNAPSHOT_DIR]\n");
+               "              [--winguest SNAPSHOT_DIR | --qemu-gdb unix:PATH|PATH|tcp:HOST:PORT]\n");
 }
 
 }  // namespace
@@ -26,6 +30,8 @@ void usage() {
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   kdsim::options o;
+  std::optional<kdsim::machine_image> image;
+  std::string qemu_gdb;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -76,17 +82,40 @@ int main(int argc, char** argv) {
     else if (a == "--reset-storm")
       o.reset_storm = true;
     else if (a == "--winguest") {
-      kdsim::machine_image image;
-      if (const std::string error = kdsim::load_winguest_image(value(), image); !error.empty()) {
+      kdsim::machine_image loaded;
+      if (const std::string error = kdsim::load_winguest_image(value(), loaded); !error.empty()) {
         std::fprintf(stderr, "%s\n", error.c_str());
         return 2;
       }
-      o.image = std::move(image);
+      image = std::move(loaded);
+    } else if (a == "--qemu-gdb") {
+      qemu_gdb = value();
     } else {
       usage();
       return 2;
     }
   }
-  kdsim::kd_server server(o);
+  if (o.start == kdsim::start_state::breakpoint && (image || !qemu_gdb.empty())) {
+    std::fprintf(stderr, "kd-sim: --start breakpoint is the built-in kernel's (a breakpoint on its DbgPrint caller)\n");
+    return 2;
+  }
+  if (image && !qemu_gdb.empty()) {
+    std::fprintf(stderr, "kd-sim: --winguest and --qemu-gdb each name the machine; give one\n");
+    return 2;
+  }
+  std::unique_ptr<kdsim::machine> m;
+  if (!qemu_gdb.empty()) {
+    std::string error;
+    m = kdsim::qemu_machine::connect(qemu_gdb, error);
+    if (!m) {
+      std::fprintf(stderr, "%s\n", error.c_str());
+      return 1;
+    }
+  } else if (image) {
+    m = std::make_unique<kdsim::sim_machine>(o.cpus, std::move(*image));
+  } else {
+    m = std::make_unique<kdsim::sim_machine>(o.cpus);
+  }
+  kdsim::kd_server server(o, std::move(m));
   return server.run();
 }

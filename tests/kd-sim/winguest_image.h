@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "machine.h"
+#include "sim_machine.h"
 
 namespace kdsim {
 

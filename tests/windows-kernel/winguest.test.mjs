@@ -637,3 +637,90 @@ test("kd (kd-sim serving the guest, 10% loss, 5% corruption): processes, scope, 
   assert.equal((again.text.match(/^PROCESS /gm) || []).length, L.processes.length, again.text);
   await client.callTool({ name: "close", arguments: {} });
 });
+
+test("kd live (kd-sim driving the running guest through QEMU's gdbstub, 10% loss, 5% corruption): bp nt!NtCreateFile, g, k, bp /p, and the inspection commands", async () => {
+  const g = await boot("live");
+  const L = g.layout;
+  const translations = await gva2gpa(
+    g.qmp,
+    ["4k", "2m", "1g", "paged_valid"].map((k) => L.pages[k].va),
+  );
+  const sock = join(dir, "kd-live.sock");
+  const ctl = join(dir, "kd-live.ctl");
+  await start_kd_sim(["--qemu-gdb", g.gdb, "--listen", `unix:${sock}`, "--control", `unix:${ctl}`, "--seed", "19"]);
+  const client = await connect();
+  // Attaching over a lossy wire is the snapshot test's (it costs ~9 s of retransmissions); here
+  // the wire turns lossy once attached.
+  const attach = Date.now();
+  const opened = await client.callTool({ name: "open", arguments: { backend: "kd", connect: sock } }, undefined, { timeout: 120000 });
+  assert.notEqual(opened.isError, true, text(opened));
+  console.log(`kd live, clean wire: open (break-in, discovery) took ${Date.now() - attach} ms`);
+  assert.equal(await control(ctl, "faults 0.10 0.05 0 0 0"), "ok");
+  // The break-in stopped the guest's own loop: its stack through .pdata.
+  const k0 = await run(client, "k", "json");
+  const names0 = k0.json.result.frames.map((f) => f.symbol.replace(/\+0x[0-9a-f]+$/, ""));
+  assert.equal(names0[0], "nt!DbgBreakPointWithStatus", k0.text);
+  assert.equal(names0[names0.length - 1], "nt!KiStartSystemThread", k0.text);
+  assert.ok(names0.slice(1).every((n) => L.call_chain.includes(n.slice(3))), k0.text);
+
+  await inspect(client, g, "kd live", translations);
+
+  // bp nt!NtCreateFile; g: the guest runs into it; k is the guest's call chain by .pdata.
+  await control(ctl, "requests reset");
+  const started = Date.now();
+  const bp = await run(client, "bp nt!NtCreateFile");
+  assert.equal(bp.error, false, bp.text);
+  const hit = await run(client, "g");
+  assert.match(trailer(hit.text), /^\[target halted @ 0 \S+ nt!NtCreateFile \| process System \(4\)\]/, hit.text);
+  const k = await run(client, "k", "json");
+  const chain = L.call_chain.slice(0, L.call_chain.indexOf("NtCreateFile") + 1).reverse();
+  const frames = k.json.result.frames;
+  assert.deepEqual(
+    frames.map((f) => f.symbol.replace(/\+0x[0-9a-f]+$/, "")),
+    chain.map((f) => "nt!" + f),
+    k.text,
+  );
+  assert.equal(frames[frames.length - 1].return_address, "0x0");
+  assert.ok(frames.slice(1).every((f) => f.unwind === "pdata"), k.text);
+  console.log(`kd live, 10% loss / 5% corruption: bp nt!NtCreateFile; g; k took ${Date.now() - started} ms, ${await control(ctl, "requests")}`);
+  // g again: the breakpoint is stepped off and hit on the next turn of the loop.
+  const again = await run(client, "g");
+  assert.match(trailer(again.text), / nt!NtCreateFile \| process System \(4\)\]/, again.text);
+
+  // bp /p: hits in System (the only process that runs) are resumed in the background for a
+  // breakpoint on smss.exe; one on System stops. On a clean wire: each background resume costs
+  // a dozen round trips, and lost frames would only make this part slow.
+  assert.equal(await control(ctl, "faults 0 0 0 0 0"), "ok");
+  await run(client, "bc *");
+  const smss = L.processes.find((p) => p.name === "smss.exe");
+  const system = L.processes.find((p) => Number(big(p.pid)) === 4);
+  await run(client, `bp /p ${hex(smss.eprocess)} nt!NtCreateFile`);
+  const away = await run(client, "g", "text", 1500);
+  assert.match(away.text, /\[target running\]$/, away.text);
+  const hits = async () => (await run(client, "bl", "json")).json.result.breakpoints[0];
+  let first = await hits();
+  for (let i = 0; i < 100 && first.foreign_hits === 0; i++, await sleep(100)) first = await hits();
+  let later = first;
+  for (let i = 0; i < 100 && later.foreign_hits <= first.foreign_hits; i++, await sleep(100)) later = await hits();
+  assert.equal(later.hits, 0);
+  assert.ok(first.foreign_hits > 0 && later.foreign_hits > first.foreign_hits, JSON.stringify([first, later]));
+  await run(client, "break");
+  await run(client, "bc *");
+  await run(client, `bp /p ${hex(system.eprocess)} nt!NtCreateFile`);
+  await control(ctl, "requests reset");
+  const clean = Date.now();
+  const ours = await run(client, "g");
+  assert.match(trailer(ours.text), / nt!NtCreateFile \| process System \(4\)\]/, ours.text);
+  await run(client, "k");
+  console.log(`kd live, clean wire: g to a bp /p breakpoint; k took ${Date.now() - clean} ms, ${await control(ctl, "requests")}`);
+  // As Windows' KdpReadVirtualMemory does, memory reads show a breakpoint's int3 while it is in
+  // place; at the stop the kernel has taken out the ones in the reported instruction stream.
+  const stopped_at = await run(client, "db nt!NtCreateFile L1");
+  assert.match(stopped_at.text, /^\S+  56 /m, stopped_at.text); // push rsi
+  await run(client, "bp nt!ExAllocatePoolWithTag");
+  const planted = await run(client, "db nt!ExAllocatePoolWithTag L1");
+  assert.match(planted.text, /^\S+  cc /m, planted.text);
+  const leaf = await run(client, "g");
+  assert.match(trailer(leaf.text), / nt!ExAllocatePoolWithTag \| process System \(4\)\]/, leaf.text);
+  await client.callTool({ name: "close", arguments: {} });
+});
