@@ -473,7 +473,7 @@ test("the encoded-KDBG guest: the KDBG is decoded with the keys in its memory; k
 
 // kdnet-sim carrying a KDCOM target's packets to toolhost's KDNET listener on a free UDP port.
 const KDNET_KEY = "1.z.10.3w5e11264sgsf";
-async function kdnet_sim(kd_sock, seed) {
+async function kdnet_sim(kd_sock, seed, drop = 0.1, corrupt = 0.05) {
   const port = await new Promise((ok) => {
     const s = createSocket("udp4");
     s.bind(0, "127.0.0.1", () => {
@@ -481,7 +481,7 @@ async function kdnet_sim(kd_sock, seed) {
       s.close(() => ok(p));
     });
   });
-  const args = ["--port", String(port), "--key", KDNET_KEY, "--drop", "0.10", "--corrupt", "0.05", "--seed", String(seed)];
+  const args = ["--port", String(port), "--key", KDNET_KEY, "--drop", String(drop), "--corrupt", String(corrupt), "--seed", String(seed)];
   const sim = spawn(KDNET_SIM, [...args, "--poke-ms", "500", "--kd-target", `unix:${kd_sock}`], { stdio: ["pipe", "pipe", "ignore"] });
   sims.push(sim);
   const lines = [];
@@ -492,7 +492,8 @@ async function kdnet_sim(kd_sock, seed) {
     for (let i = 0; i < 100 && lines.length === before; i++) await sleep(20);
     return JSON.parse(lines[lines.length - 1]);
   };
-  return { connect: `127.0.0.1:${port}`, stats };
+  const faults = (d, c) => sim.stdin.write(`faults ${d} ${c}\n`);
+  return { connect: `127.0.0.1:${port}`, stats, faults };
 }
 
 test("kdnet (kdnet-sim carrying kd-sim's guest, 10% loss, 5% corruption): every check, k, the encoded KDBG, .reboot", async () => {
@@ -722,5 +723,52 @@ test("kd live (kd-sim driving the running guest through QEMU's gdbstub, 10% loss
   assert.match(planted.text, /^\S+  cc /m, planted.text);
   const leaf = await run(client, "g");
   assert.match(trailer(leaf.text), / nt!ExAllocatePoolWithTag \| process System \(4\)\]/, leaf.text);
+  await client.callTool({ name: "close", arguments: {} });
+});
+
+test("kdnet live (kdnet-sim carrying kd-sim driving the running guest, 10% loss, 5% corruption): bp nt!NtCreateFile, g, k", async () => {
+  const g = await boot("kdnet-live");
+  const L = g.layout;
+  const sock = join(dir, "kdnet-live.kd.sock");
+  const ctl = join(dir, "kdnet-live.kd.ctl");
+  await start_kd_sim(["--qemu-gdb", g.gdb, "--listen", `unix:${sock}`, "--control", `unix:${ctl}`]);
+  // Attached on a clean wire (a lossy attach is the snapshot test's); then the datagrams are lost
+  // and corrupted.
+  const net = await kdnet_sim(sock, 29, 0, 0);
+  const client = await connect();
+  const opened = await client.callTool(
+    { name: "open", arguments: { backend: "kdnet", connect: net.connect, key: KDNET_KEY } },
+    undefined,
+    { timeout: 120000 },
+  );
+  assert.notEqual(opened.isError, true, text(opened));
+  net.faults(0.1, 0.05);
+  const k0 = await run(client, "k", "json");
+  const names0 = k0.json.result.frames.map((f) => f.symbol.replace(/\+0x[0-9a-f]+$/, ""));
+  assert.equal(names0[0], "nt!DbgBreakPointWithStatus", k0.text);
+  assert.equal(names0[names0.length - 1], "nt!KiStartSystemThread", k0.text);
+
+  // bp nt!NtCreateFile; g: the guest runs into it; k is its call chain by .pdata.
+  await control(ctl, "requests reset");
+  const bp = await run(client, "bp nt!NtCreateFile");
+  assert.equal(bp.error, false, bp.text);
+  const hit = await run(client, "g");
+  assert.match(trailer(hit.text), /^\[target halted @ 0 \S+ nt!NtCreateFile \| process System \(4\)\]/, hit.text);
+  const k = await run(client, "k", "json");
+  const chain = L.call_chain.slice(0, L.call_chain.indexOf("NtCreateFile") + 1).reverse();
+  assert.deepEqual(
+    k.json.result.frames.map((f) => f.symbol.replace(/\+0x[0-9a-f]+$/, "")),
+    chain.map((f) => "nt!" + f),
+    k.text,
+  );
+  assert.ok(k.json.result.frames.slice(1).every((f) => f.unwind === "pdata"), k.text);
+  console.log(`kdnet live, 10% loss / 5% corruption: bp nt!NtCreateFile; g; k: ${await control(ctl, "requests")}`);
+  const again = await run(client, "g");
+  assert.match(trailer(again.text), / nt!NtCreateFile \| process System \(4\)\]/, again.text);
+  const all = await run(client, "!process 0 0");
+  assert.equal((all.text.match(/^PROCESS /gm) || []).length, L.processes.length, all.text);
+  const s = await net.stats();
+  assert.ok(s.dropped > 0 && s.corrupted > 0, JSON.stringify(s));
+  await run(client, "bc *");
   await client.callTool({ name: "close", arguments: {} });
 });
