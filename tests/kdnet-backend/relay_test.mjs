@@ -15,6 +15,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { toolhostEnv } from '../toolhost_env.mjs';
 
 const [toolhost, pluginDir, kdSimBin, kdnetSimBin] = process.argv.slice(2).map((p) => resolve(p));
 const KEY = '1.z.10.3w5e11264sgsf';
@@ -61,7 +62,7 @@ plugins = ["debugger", "kdnet-backend"]
 `);
 const client = new Client({ name: 'kdnet-relay-test', version: '1.0.0' }, { capabilities: {} });
 const transport = new StdioClientTransport({ command: toolhost, args: ['--config', config, '--server', 'ntoseye'],
-                                             stderr: 'inherit' });
+                                             env: toolhostEnv(), stderr: 'inherit' });
 const textOf = (r) => r.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 async function call(name, args) {
   const r = await client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 });

@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
 import { startHttp, stop } from "../http/http_server.mjs";
+import { isolationEnv } from "../toolhost_env.mjs";
 
 const TOOLHOST = process.env.TOOLHOST;
 const CONFIG = process.env.HTTP_TEST_CONFIG;
@@ -34,7 +35,7 @@ async function open(kind, { mode = { pin: VERSION }, answers = [] } = {}) {
     transport = new StreamableHTTPClientTransport(new URL(server.url), { fetch: recording });
   } else {
     transport = new StdioClientTransport({ command: TOOLHOST, args: ["--config", CONFIG, ...args],
-                                           env: getDefaultEnvironment(), stderr: "pipe" });
+                                           env: { ...getDefaultEnvironment(), ...isolationEnv() }, stderr: "pipe" });
   }
   let stderr = "";
   transport.stderr?.on("data", (d) => (stderr += d));
