@@ -321,7 +321,7 @@ void session::watch_tasks(const std::shared_ptr<listener>& l, const std::vector<
       std::lock_guard lock(mutex_);
       l->tasks.emplace_back(t, id);
     } else {
-      tell(t->json(true, poll_ms));  // it ended since it was honored: its last state, once
+      tell(t->json(true, poll_ms));  // ended since it was honored, or watched by 16 already: its state, once
     }
   }
 }
