@@ -136,9 +136,26 @@ for (const kind of ["stdio", "http"]) {
   });
 }
 
+test("stdio: task notifications need the extension declared, and name at most 64 tasks", async (t) => {
+  const plain = await open("stdio");
+  t.after(plain.close);
+  await assert.rejects(plain.client.listen({ taskIds: ["0123456789abcdef0123456789abcdef"] }),
+                       (e) => e.code === -32021 && /notifications for taskIds belong to the 'io.modelcontextprotocol\/tasks' extension/.test(e.message));
+  const c = await openTasks("stdio");
+  t.after(c.close);
+  const many = Array.from({ length: 65 }, (_, i) => `task-${i}`);
+  await assert.rejects(c.client.listen({ taskIds: many }), (e) => e.code === -32602 && /at most 64 task ids/.test(e.message));
+  // Ids it cannot read are not listened to: the acknowledgement lists none.
+  const listening = await c.client.listen({ taskIds: ["0123456789abcdef0123456789abcdef"] });
+  const ack = c.wire.find((w) => !w.out && w.m.method === "notifications/subscriptions/acknowledged");
+  assert.deepEqual(ack.m.params.notifications, {});
+  await listening.close();
+});
+
 test("http: another client's task reads as unknown", async (t) => {
   const c = await openTasks("http");
   t.after(c.close);
+  const began = Date.now();
   const execution = await c.tasks.callTool("slow_compute", { seconds: 2, label: "mine" });
   assert.equal(execution.kind, "task");
   const taskId = execution.handle.taskId;
@@ -157,4 +174,6 @@ test("http: another client's task reads as unknown", async (t) => {
   await assert.rejects(c.tasks.task("0123456789abcdef0123456789abcdef").snapshot(), (e) => e.code === -32602);
   const { outcome } = await execution.settle();
   assert.equal(resultFromTaskOutcome(outcome).content[0].text, "Computed mine in 2000 ms");
+  t.diagnostic(`http: 2 s task, polled only: result after ${Date.now() - began} ms, ` +
+               `${polls(c.wire, taskId).length} tasks/get polls`);
 });
