@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <toolhost/sdk/strings.hpp>
@@ -431,6 +433,10 @@ toolhost_status_t child_process::call(std::string_view op, std::string_view plug
     }
   }
   bool killed = false;
+  // Each question is answered on a thread of its own: a call may ask several at once (each waits
+  // for a person), and a 2026-07-28 client must see all of them pending together, as it does when
+  // the plugin runs in process. They end before the call returns, since they use its context.
+  std::vector<std::thread> answering;
   {
     std::unique_lock lock(p->m);
     while (!p->done) {
@@ -438,7 +444,7 @@ toolhost_status_t child_process::call(std::string_view op, std::string_view plug
         frame q = std::move(p->questions.front());
         p->questions.pop_front();
         lock.unlock();
-        answer_question(*p, q);
+        answering.emplace_back([this, p, q = std::move(q)] { answer_question(*p, q); });
         lock.lock();
         continue;
       }
@@ -463,6 +469,7 @@ toolhost_status_t child_process::call(std::string_view op, std::string_view plug
       }
     }
   }
+  for (auto& t : answering) t.join();
   if (context != nullptr) context->on_cancel(context, nullptr, nullptr);
   if (p->status == TOOLHOST_OK || slept) {
     std::lock_guard lock(mutex_);
