@@ -11,6 +11,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -24,7 +25,10 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
-constexpr std::chrono::milliseconds kWriteStall{10000};
+// A line that takes no byte for this long is dead (at 115200 baud a whole packet leaves in a
+// third of a second); a shorter attach wait bounds it too, so an attach ends when it was told to.
+constexpr std::chrono::milliseconds kWriteStallMax{10000};
+constexpr std::chrono::milliseconds kWriteStallMin{1000};
 
 std::string errno_text() { return std::strerror(errno); }
 
@@ -141,6 +145,7 @@ absl::StatusOr<std::unique_ptr<byte_stream>> byte_stream::open(std::string_view 
   if (!fd.ok()) return fd.status();
   auto stream = std::unique_ptr<byte_stream>(new byte_stream(*fd, std::move(name)));
   stream->serial_ = serial;
+  stream->write_stall_ = std::clamp(timeout, kWriteStallMin, kWriteStallMax);
   return stream;
 }
 
@@ -178,9 +183,10 @@ absl::Status byte_stream::write_all(std::span<const uint8_t> bytes) {
       // A peer that stops reading (a hung target, or one itself blocked writing to us while we
       // write, since we read only between writes) must not block us for good.
       pollfd p{fd_, POLLOUT, 0};
-      if (::poll(&p, 1, static_cast<int>(kWriteStall.count())) == 0) {
-        return absl::UnavailableError(absl::StrCat(name_, " has not taken a byte for ", kWriteStall.count() / 1000,
-                                                   " s: the target stopped reading the line."));
+      if (::poll(&p, 1, static_cast<int>(write_stall_.count())) == 0) {
+        return absl::DeadlineExceededError(
+            absl::StrFormat("%s has not taken a byte for %.1f s: the target stopped reading the line.", name_,
+                            std::chrono::duration<double>(write_stall_).count()));
       }
       continue;
     }

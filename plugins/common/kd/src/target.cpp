@@ -53,7 +53,12 @@ target::~target() {
 
 absl::StatusOr<std::unique_ptr<target>> target::attach(std::unique_ptr<link> l, target_options options) {
   std::unique_ptr<target> t(new target(std::move(l), options));
-  if (auto s = t->establish(); !s.ok()) return s;
+  if (auto s = t->establish(); !s.ok()) {
+    // A target that never stopped for us has nothing to resume or clean up; talking to it now
+    // would only hold the error back by the detach's retries.
+    if (!t->halted_once_) t->detached_ = true;
+    return s;
+  }
   return t;
 }
 
@@ -91,21 +96,25 @@ absl::Status target::establish() {
                                                        link_->describe(), packets, bad, waited(), what));
   };
 
+  // A line that takes none of our bytes is, to the user, as silent as one that sends none.
+  auto wrote = [&](absl::Status s) {
+    return absl::IsDeadlineExceeded(s) ? give_up(absl::StrFormat("stopped taking bytes (%s)", s.message())) : s;
+  };
   absl::StatusOr<state_change> state = absl::DeadlineExceededError("");
   while (true) {
     // A halted target answers our RESET with its state change; a running one is broken into.
-    if (auto s = link_->reset(); !s.ok()) return s;
+    if (auto s = link_->reset(); !s.ok()) return wrote(s);
     ++our_resets;
     bool restarted = false;
     state = wait_state_change(std::min(options_.attach_wait, left()), &restarted);
     while (absl::IsDeadlineExceeded(state.status()) && left().count() > 0) {
       interrupt_requested_ = true;
-      if (auto s = link_->break_in(); !s.ok()) return s;
+      if (auto s = link_->break_in(); !s.ok()) return wrote(s);
       ++break_ins;
       state = wait_state_change(std::min(milliseconds(1000), left()), &restarted);
       // A halted target whose report we missed waits silently; another RESET wakes it.
       if (absl::IsDeadlineExceeded(state.status()) && left().count() > 0) {
-        if (auto s = link_->reset(); !s.ok()) return s;
+        if (auto s = link_->reset(); !s.ok()) return wrote(s);
         ++our_resets;
         state = wait_state_change(std::min(milliseconds(250), left()), &restarted);
       }
@@ -322,6 +331,7 @@ void target::take_state_change(const state_change& s) {
 }
 
 void target::on_halt(const state_change& s) {
+  halted_once_ = true;
   ++memory_epoch_;
   last_state_ = s;
   current_processor_ = s.processor;

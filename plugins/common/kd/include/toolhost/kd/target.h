@@ -213,6 +213,7 @@ class target {
   std::optional<stop_event> pending_stop_;
   std::optional<stop_event> last_bugcheck_;
   bool detached_ = false;
+  bool halted_once_ = false;  // a state change came: the target is ours to resume at detach
 
   mutable std::mutex output_mutex_;
   std::vector<std::string> output_;
