@@ -53,12 +53,16 @@ class connection : public std::enable_shared_from_this<connection> {
 
   // Sends a request and waits for its answer: the result JSON, or an error status (the
   // upstream's error, Unavailable when the wire closed, DeadlineExceeded after `timeout`,
-  // Cancelled when `cancel` was raised). On timeout and cancel the other side is told with
-  // notifications/cancelled, as MCP asks. [any-thread]
+  // Cancelled when `cancel` was raised). On timeout and cancel the other side is told as the
+  // transport does it (transport::cancel): notifications/cancelled, or in 2026-07-28 over HTTP
+  // closing the request's stream. [any-thread]
   absl::StatusOr<std::string> request(std::string_view method, std::string_view params_json,
                                       std::chrono::milliseconds timeout,
                                       const std::shared_ptr<cancel_flag>& cancel = nullptr);
   absl::Status notify(std::string_view method, std::string_view params_json);
+  // Sends a request whose answer nobody waits for (a 2026-07-28 subscriptions/listen, open as
+  // long as the connection is); its notifications arrive as any others do. [any-thread]
+  absl::Status send_request(std::string_view method, std::string_view params_json);
 
   void close();
   bool closed() const;

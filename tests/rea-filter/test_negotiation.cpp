@@ -1,0 +1,198 @@
+// Which revision the MCP client speaks to an upstream: 2026-07-28 to toolhost itself (a real
+// 2026-07-28 server), 2025-11-25 to server-everything (a 2025-era one, which refuses
+// server/discover), and what each era's answers look like to the client's callers.
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include <toolhost/mcp_client/client.hpp>
+#include <toolhost/sdk/json.hpp>
+
+using namespace toolhost::mcp_client;
+using namespace std::chrono_literals;
+
+TEST_CASE("negotiation: only a discover result that lists 2026-07-28 makes the upstream modern") {
+  auto error = read_discover_answer(absl::UnknownError("the upstream answered with error -32601: Method not found"));
+  REQUIRE_FALSE(error.ok());
+  CHECK(std::string(error.status().message()).find("Method not found") != std::string::npos);
+
+  auto older = read_discover_answer(std::string(R"({"supportedVersions":["2025-11-25"],"capabilities":{}})"));
+  REQUIRE_FALSE(older.ok());
+  CHECK(std::string(older.status().message()).find("does not list 2026-07-28") != std::string::npos);
+  CHECK_FALSE(read_discover_answer(std::string("[]")).ok());
+
+  auto modern = read_discover_answer(std::string(
+      R"({"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true}},"instructions":"hi",)"
+      R"("resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"}}})"));
+  REQUIRE(modern.ok());
+  CHECK(modern->modern());
+  CHECK(modern->instructions == "hi");
+  CHECK(modern->server == R"({"name":"up","version":"1"})");
+}
+
+TEST_CASE("negotiation: a 2026-07-28 result loses its era's fields for callers that expect 2025-11-25") {
+  CHECK(legacy_result(R"({"resultType":"complete","content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{}}})") ==
+        R"({"content":[]})");
+  CHECK(legacy_result(R"({"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{},"k":1}})") ==
+        R"({"content":[],"_meta":{"k":1}})");
+  CHECK(legacy_result(R"({"content":[]})") == R"({"content":[]})");
+}
+
+TEST_CASE("input rounds: an input-required result is read, answered in full and retried with the state unchanged") {
+  auto none = read_input_round(R"({"content":[{"type":"text","text":"input_required"}]})");
+  REQUIRE(none.ok());
+  CHECK_FALSE(none->has_value());
+  auto bad = read_input_round(R"({"resultType":"input_required","inputRequests":{}})");
+  CHECK_FALSE(bad.ok());
+
+  auto round = read_input_round(
+      R"({"resultType":"input_required","inputRequests":{"a":{"method":"elicitation/create","params":{"message":"A?"}},)"
+      R"("b":{"method":"roots/list"}},"requestState":"opaque.state"})");
+  REQUIRE(round.ok());
+  REQUIRE(round->has_value());
+  const input_round& r = **round;
+  REQUIRE(r.requests.size() == 2);
+  CHECK(r.requests[0].key == "a");
+  CHECK(r.requests[1].method == "roots/list");
+  CHECK(r.request_state == R"("opaque.state")");
+
+  // One question failing does not stop the others from being asked.
+  std::vector<std::string> asked;
+  auto failed = answer_round(r, [&](const input_request& q) -> absl::StatusOr<std::string> {
+    asked.push_back(q.key);
+    if (q.key == "a") return absl::CancelledError("not yet");
+    return std::string(R"({"roots":[]})");
+  });
+  CHECK(failed.status().code() == absl::StatusCode::kCancelled);
+  CHECK(asked == std::vector<std::string>{"a", "b"});
+
+  auto answers = answer_round(r, [](const input_request&) -> absl::StatusOr<std::string> { return std::string("{}"); });
+  REQUIRE(answers.ok());
+  const std::string retry =
+      retry_params(R"({"name":"t","inputResponses":{"old":{}},"requestState":"older"})", *answers, r);
+  CHECK(retry == R"({"name":"t","inputResponses":{"a":{},"b":{}},"requestState":"opaque.state"})");
+}
+
+TEST_CASE("negotiation: server-everything refuses server/discover and is spoken to in 2025-11-25") {
+  client_options o;
+  o.upstream = upstream_spec{{REA_TEST_NODE, REA_TEST_EVERYTHING, "stdio"}};
+  o.start_timeout = 30s;
+  client c(o, {});
+  REQUIRE(c.start().ok());
+  auto info = c.info();
+  REQUIRE(info.has_value());
+  CHECK(info->protocol_version == "2025-11-25");
+  CHECK(info->chosen_because.find("answered server/discover with an error") != std::string::npos);
+  auto echo = c.request("tools/call", R"({"name":"echo","arguments":{"message":"old"}})");
+  REQUIRE(echo.ok());
+  CHECK(echo->find("Echo: old") != std::string::npos);
+}
+
+#ifdef REA_TEST_TOOLHOST
+namespace {
+
+client_options toolhost_upstream() {
+  client_options o;
+  o.upstream = upstream_spec{{REA_TEST_TOOLHOST, "--config", REA_TEST_TOOLHOST_CONFIG, "--server", "up"}};
+  o.capabilities_json = R"({"elicitation":{"form":{}}})";
+  o.start_timeout = 30s;
+  o.request_timeout = 30s;
+  return o;
+}
+
+std::string structured(const std::string& result) {
+  auto doc = toolhost::sdk::parse_json(result);
+  REQUIRE(doc.has_value());
+  const auto* s = toolhost::sdk::member(*doc, "structuredContent");
+  return s != nullptr ? toolhost::sdk::to_json(*s) : result;
+}
+
+}  // namespace
+
+TEST_CASE("negotiation: toolhost answers server/discover and is spoken to in 2026-07-28, rounds and all") {
+  client c(toolhost_upstream(), {});
+  REQUIRE(c.start().ok());
+  auto info = c.info();
+  REQUIRE(info.has_value());
+  CHECK(info->protocol_version == "2026-07-28");
+  CHECK(info->chosen_because == "it answered server/discover");
+  CHECK(info->server.find(R"("name":"toolhost")") != std::string::npos);
+
+  auto tools = c.list_all("tools/list", "tools");
+  REQUIRE(tools.ok());
+  std::string all;
+  for (const auto& t : *tools) all += t;
+  CHECK(all.find(R"("name":"count")") != std::string::npos);
+
+  // count sits behind an "ask" row: the upstream answers with an input-required result, the
+  // question reaches `input`, and the call is sent again with the answer.
+  std::vector<std::string> keys;
+  std::atomic<int> progress{0};
+  request_options o;
+  o.progress = [&](double, double, const std::string&) { ++progress; };
+  o.input = [&](const input_request& q) -> absl::StatusOr<std::string> {
+    keys.push_back(q.key + " " + q.method);
+    return std::string(R"({"action":"accept","content":{"approve":true}})");
+  };
+  auto counted = c.request("tools/call", R"({"name":"count","arguments":{"to":3}})", o);
+  REQUIRE(counted.ok());
+  CHECK(structured(*counted) == R"({"counted":3,"completed":true})");
+  CHECK(keys == std::vector<std::string>{"toolhost_approval elicitation/create"});
+  CHECK(progress == 3);
+  CHECK(counted->find("resultType") == std::string::npos);  // callers see 2025-11-25's shape
+
+  o.input = [](const input_request&) -> absl::StatusOr<std::string> { return std::string(R"({"action":"decline"})"); };
+  auto refused = c.request("tools/call", R"({"name":"count","arguments":{"to":3}})", o);
+  REQUIRE(refused.ok());
+  CHECK(refused->find(R"("isError":true)") != std::string::npos);
+
+  // Without anyone to answer, the question is an error that names it.
+  auto nobody = c.request("tools/call", R"({"name":"count","arguments":{"to":3}})");
+  REQUIRE_FALSE(nobody.ok());
+  CHECK(std::string(nobody.status().message()).find("asks for input (elicitation/create)") != std::string::npos);
+}
+
+TEST_CASE("negotiation: cancelling a 2026-07-28 call over stdio stops it upstream, and the next call works") {
+  client c(toolhost_upstream(), {});
+  request_options o;
+  o.cancel = std::make_shared<cancel_flag>();
+  std::atomic<int> steps{0};
+  o.progress = [&](double, double, const std::string&) {
+    if (++steps == 3) o.cancel->cancel("enough");
+  };
+  o.input = [](const input_request&) -> absl::StatusOr<std::string> {
+    return std::string(R"({"action":"accept","content":{"approve":true}})");
+  };
+  auto answer = c.request("tools/call", R"({"name":"count","arguments":{"to":100000,"delay_ms":20}})", o);
+  CHECK(answer.status().code() == absl::StatusCode::kCancelled);
+  auto text = c.request("tools/call", R"({"name":"test_simple_text","arguments":{}})");
+  REQUIRE(text.ok());
+  CHECK(text->find("This is a simple text response for testing.") != std::string::npos);
+}
+
+TEST_CASE("negotiation: a 2026-07-28 upstream's tool list change arrives through subscriptions/listen") {
+  std::mutex m;
+  std::vector<std::string> notes;
+  client_callbacks callbacks;
+  callbacks.notification = [&](const std::string& method, const std::string&) {
+    std::lock_guard lock(m);
+    notes.push_back(method);
+  };
+  client c(toolhost_upstream(), callbacks);
+  REQUIRE(c.start().ok());
+  REQUIRE(c.request("tools/call", R"({"name":"test_trigger_tool_change","arguments":{}})").ok());
+  bool seen = false;
+  for (int i = 0; i < 200 && !seen; ++i) {
+    {
+      std::lock_guard lock(m);
+      seen = std::find(notes.begin(), notes.end(), "notifications/tools/list_changed") != notes.end();
+    }
+    if (!seen) std::this_thread::sleep_for(25ms);
+  }
+  CHECK(seen);
+}
+#endif
