@@ -149,6 +149,8 @@ absl::StatusOr<std::string> client::request(std::string_view method, std::string
     given.Parse(options.meta_json.data(), options.meta_json.size());
     if (!given.HasParseError() && given.IsObject()) meta.CopyFrom(given, alloc);
   }
+  // The caller's 2026-07-28 context (its own client's version and capabilities) is not ours.
+  remove_request_meta(meta);
   // Our own token replaces the caller's: tokens must be unique among the requests in flight
   // on this connection, and several downstream sessions may share one upstream.
   meta.RemoveMember("progressToken");

@@ -1,6 +1,7 @@
 #include <toolhost/mcp_client/http_transport.hpp>
 
 #include <atomic>
+#include <limits>
 #include <list>
 #include <map>
 #include <mutex>
@@ -276,7 +277,10 @@ class http_transport final : public transport {
   void read_answer(exchange& x, const std::string& id) {
     beast::flat_buffer buffer;
     http::response_parser<http::buffer_body> parser;
-    parser.body_limit(boost::none);
+    // No limit (an SSE stream may go on for half an hour; JSON is capped below), spelled as the
+    // largest number: Boost 1.74 compares a Content-Length with an unset limit as larger than
+    // it, so `boost::none` refuses every JSON answer with "body limit exceeded".
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
     beast::error_code ec;
     http::read_header(x.socket(), buffer, parser, ec);
     if (ec) {

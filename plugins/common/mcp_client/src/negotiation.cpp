@@ -102,6 +102,12 @@ void add_request_meta(rapidjson::Value& params, rapidjson::Document::AllocatorTy
   put(kMetaClientInfo, client_info_json(me));
 }
 
+void remove_request_meta(rapidjson::Value& meta) {
+  if (!meta.IsObject()) return;
+  for (const char* key : {kMetaVersion, kMetaCapabilities, kMetaClientInfo, "io.modelcontextprotocol/logLevel"})
+    meta.RemoveMember(key);
+}
+
 std::string legacy_result(std::string result_json) {
   if (result_json.find("\"resultType\"") == std::string::npos && result_json.find(kMetaServerInfo) == std::string::npos)
     return result_json;

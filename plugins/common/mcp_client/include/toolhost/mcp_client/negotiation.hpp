@@ -61,6 +61,10 @@ absl::StatusOr<server_info> read_initialize_answer(std::string_view reply);
 // The 2026-07-28 _meta members added to a request's params._meta (created when absent).
 void add_request_meta(rapidjson::Value& params, rapidjson::Document::AllocatorType& alloc, const client_identity& me);
 
+// Takes the 2026-07-28 per-request context (protocolVersion, clientCapabilities, clientInfo,
+// logLevel) out of a _meta object that came from someone else's request.
+void remove_request_meta(rapidjson::Value& meta);
+
 // A 2026-07-28 result as the initialize era has it: without `resultType` "complete", and without
 // the upstream's own _meta serverInfo (the host in front names itself). Other fields pass.
 std::string legacy_result(std::string result_json);
