@@ -156,6 +156,53 @@ TEST_CASE("negotiation: toolhost answers server/discover and is spoken to in 202
   CHECK(std::string(nobody.status().message()).find("asks for input (elicitation/create)") != std::string::npos);
 }
 
+TEST_CASE("negotiation: a 2026-07-28 upstream's questions over several rounds, and several in one round") {
+  auto o = toolhost_upstream();
+  o.capabilities_json = R"({"elicitation":{"form":{}},"sampling":{},"roots":{}})";
+  client c(o, {});
+  std::vector<std::string> asked;
+  request_options r;
+  r.input = [&](const input_request& q) -> absl::StatusOr<std::string> {
+    asked.push_back(q.key);
+    if (q.key == "step1") return std::string(R"({"action":"accept","content":{"name":"Ada"}})");
+    if (q.key == "step2") return std::string(R"({"action":"accept","content":{"color":"teal"}})");
+    if (q.key == "user_name") return std::string(R"({"action":"accept","content":{"name":"Grace"}})");
+    if (q.key == "greeting")
+      return std::string(R"({"role":"assistant","content":{"type":"text","text":"Hello"},"model":"m"})");
+    if (q.key == "client_roots") return std::string(R"({"roots":[{"uri":"file:///src","name":"src"}]})");
+    return absl::InvalidArgumentError("unexpected question " + q.key);
+  };
+  // The upstream keeps the first answer in its requestState: the second round brings only its own.
+  auto multi = c.request("tools/call", R"({"name":"test_input_required_result_multi_round","arguments":{}})", r);
+  REQUIRE(multi.ok());
+  CHECK(multi->find("Ada likes teal") != std::string::npos);
+  CHECK(asked == std::vector<std::string>{"step1", "step2"});
+
+  asked.clear();
+  auto several = c.request("tools/call", R"({"name":"test_input_required_result_multiple_inputs","arguments":{}})", r);
+  REQUIRE(several.ok());
+  INFO(*several);
+  CHECK(several->find("Hello Grace") != std::string::npos);
+  CHECK(several->find("file:///src") != std::string::npos);
+  CHECK(asked.size() == 3);
+}
+
+TEST_CASE("negotiation: an upstream that keeps asking is given up on after 8 rounds, with a clear error") {
+  client c(toolhost_upstream(), {});
+  int rounds = 0;
+  request_options r;
+  // Not an answer the upstream can read (no object), so it asks again every time.
+  r.input = [&](const input_request&) -> absl::StatusOr<std::string> {
+    ++rounds;
+    return std::string(R"("maybe")");
+  };
+  auto answer = c.request("tools/call", R"({"name":"count","arguments":{"to":1}})", r);
+  REQUIRE(answer.status().code() == absl::StatusCode::kResourceExhausted);
+  CHECK(std::string(answer.status().message()) ==
+        "the upstream still asked for input (elicitation/create) after 8 rounds of answers to tools/call; giving up");
+  CHECK(rounds == kMaxInputRounds);
+}
+
 TEST_CASE("negotiation: cancelling a 2026-07-28 call over stdio stops it upstream, and the next call works") {
   client c(toolhost_upstream(), {});
   request_options o;
