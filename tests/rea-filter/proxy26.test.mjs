@@ -150,6 +150,12 @@ for (const upstream of ["stdio", "http"]) {
         assert.ok(c.front.some((m) => m.method === "elicitation/create"), "the 2025-11-25 client was asked with a request");
       }
       await until("the upstream's log line of the approval", () => /allowed count \(Count numbers, ask: accepted\) in server up/.test(c.log()));
+      // Round trips to the upstream for the approved count: its question, then the answer; a
+      // 2026-07-28 client's first round (which ends with the question) calls the upstream once more.
+      if (upstream === "stdio") {
+        const counts = toUpstream(c, "tools/call").filter((m) => m.params.name === "count").length;
+        assert.equal(counts, era === "2026-07-28" ? 3 : 2);
+      }
 
       const refused = await c.call({ name: "count", arguments: { to: 3 } });
       assert.equal(refused.isError, true);
