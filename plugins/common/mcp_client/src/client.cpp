@@ -165,55 +165,19 @@ absl::StatusOr<std::string> client::request(std::string_view method, std::string
   if (meta.MemberCount() != 0) params.AddMember("_meta", meta, alloc);
 
   const auto timeout = options.timeout.count() > 0 ? options.timeout : options_.request_timeout;
-  bool modern = false;
-  {
-    std::lock_guard lock(mutex_);
-    modern = info_ && info_->modern();
+  absl::StatusOr<std::string> answer;
+  if ((*conn)->protocol_version() == kModernVersion) {
+    add_request_meta(params, alloc, identity());
+    answer = request_with_rounds(**conn, method, sdk::to_json(params), timeout, options.cancel, options.input);
+    if (answer.ok()) answer = legacy_result(*std::move(answer));
+  } else {
+    answer = (*conn)->request(method, sdk::to_json(params), timeout, options.cancel);
   }
-  auto answer = modern ? modern_request(**conn, method, params, timeout, options)
-                       : (*conn)->request(method, sdk::to_json(params), timeout, options.cancel);
   if (!token.empty()) {
     std::lock_guard lock(progress_mutex_);
     progress_.erase(sdk::quote(token));
   }
   return answer;
-}
-
-absl::StatusOr<std::string> client::modern_request(connection& conn, std::string_view method,
-                                                   rapidjson::Document& params, std::chrono::milliseconds timeout,
-                                                   const request_options& options) {
-  add_request_meta(params, params.GetAllocator(), identity());
-  std::string text = sdk::to_json(params);
-  // The call's time limit covers all of its rounds, a person's answers included.
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (int round = 1;; ++round) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      return absl::DeadlineExceededError("the upstream did not finish " + std::string(method) + " within " +
-                                         std::to_string(timeout.count()) + " ms");
-    }
-    auto answer = conn.request(method, text, left, options.cancel);
-    if (!answer.ok()) return answer;
-    auto asked = read_input_round(*answer);
-    if (!asked.ok()) return asked.status();
-    if (!*asked) return legacy_result(*std::move(answer));
-    std::string methods;
-    for (const auto& q : (*asked)->requests) methods += (methods.empty() ? "" : ", ") + q.method;
-    if (!options.input) {
-      return absl::FailedPreconditionError("the upstream asks for input (" + methods + ") to answer " +
-                                           std::string(method) + ", which cannot be passed on here");
-    }
-    if (round > kMaxInputRounds) {
-      return absl::ResourceExhaustedError("the upstream still asked for input (" + methods + ") after " +
-                                          std::to_string(kMaxInputRounds) + " rounds of answers to " +
-                                          std::string(method) + "; giving up");
-    }
-    if (options.cancel != nullptr && options.cancel->cancelled()) return absl::CancelledError(options.cancel->reason());
-    auto answers = answer_round(**asked, options.input);
-    if (!answers.ok()) return answers.status();
-    text = retry_params(text, *answers, **asked);
-  }
 }
 
 void client::listen_for_changes(connection& conn, const server_info& info) {

@@ -235,6 +235,19 @@ void connection::close() {
   server_requests_done_.wait_for(lock, std::chrono::seconds(2), [this] { return server_requests_running_ == 0; });
 }
 
+void connection::negotiated(std::string_view protocol_version) {
+  {
+    std::lock_guard lock(mutex_);
+    protocol_version_ = std::string(protocol_version);
+  }
+  wire_->negotiated(protocol_version);
+}
+
+std::string connection::protocol_version() const {
+  std::lock_guard lock(mutex_);
+  return protocol_version_;
+}
+
 bool connection::closed() const {
   std::lock_guard lock(mutex_);
   return closed_;

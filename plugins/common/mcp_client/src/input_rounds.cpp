@@ -1,5 +1,7 @@
 #include <toolhost/mcp_client/input_rounds.hpp>
 
+#include <chrono>
+
 #include <toolhost/sdk/json.hpp>
 
 namespace toolhost::mcp_client {
@@ -68,6 +70,40 @@ std::string retry_params(std::string_view params_json, const std::map<std::strin
     if (!state.HasParseError()) params.AddMember("requestState", rapidjson::Value(state, alloc), alloc);
   }
   return sdk::to_json(params);
+}
+
+absl::StatusOr<std::string> request_with_rounds(connection& conn, std::string_view method, std::string params_json,
+                                                std::chrono::milliseconds timeout,
+                                                const std::shared_ptr<cancel_flag>& cancel, const input_fn& input) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (int round = 1;; ++round) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      return absl::DeadlineExceededError("the upstream did not finish " + std::string(method) + " within " +
+                                         std::to_string(timeout.count()) + " ms");
+    }
+    auto answer = conn.request(method, params_json, left, cancel);
+    if (!answer.ok()) return answer;
+    auto asked = read_input_round(*answer);
+    if (!asked.ok()) return asked.status();
+    if (!*asked) return answer;
+    std::string methods;
+    for (const auto& q : (*asked)->requests) methods += (methods.empty() ? "" : ", ") + q.method;
+    if (!input) {
+      return absl::FailedPreconditionError("the upstream asks for input (" + methods + ") to answer " +
+                                           std::string(method) + ", which cannot be passed on here");
+    }
+    if (round > kMaxInputRounds) {
+      return absl::ResourceExhaustedError("the upstream still asked for input (" + methods + ") after " +
+                                          std::to_string(kMaxInputRounds) + " rounds of answers to " +
+                                          std::string(method) + "; giving up");
+    }
+    if (cancel != nullptr && cancel->cancelled()) return absl::CancelledError(cancel->reason());
+    auto answers = answer_round(**asked, input);
+    if (!answers.ok()) return answers.status();
+    params_json = retry_params(params_json, *answers, **asked);
+  }
 }
 
 }  // namespace toolhost::mcp_client

@@ -102,9 +102,6 @@ class client {
   absl::StatusOr<std::shared_ptr<connection>> current();
   client_identity identity() const;
   void on_notification(const std::shared_ptr<connection>& from, const message& m);
-  // One 2026-07-28 request with its input-required rounds.
-  absl::StatusOr<std::string> modern_request(connection& conn, std::string_view method, rapidjson::Document& params,
-                                             std::chrono::milliseconds timeout, const request_options& options);
   // Opens subscriptions/listen for the list changes a 2026-07-28 upstream says it announces.
   void listen_for_changes(connection& conn, const server_info& info);
 

@@ -68,7 +68,9 @@ class connection : public std::enable_shared_from_this<connection> {
   bool closed() const;
   std::string closed_reason() const;
   int pid() const { return wire_ != nullptr ? wire_->pid() : 0; }
-  void negotiated(std::string_view protocol_version) { wire_->negotiated(protocol_version); }
+  // The revision chosen for this connection (negotiation.hpp); empty until then.
+  void negotiated(std::string_view protocol_version);
+  std::string protocol_version() const;
 
  private:
   void on_message(std::string_view text);
@@ -83,6 +85,7 @@ class connection : public std::enable_shared_from_this<connection> {
   std::map<int64_t, std::optional<absl::StatusOr<std::string>>> pending_;
   bool closed_ = false;
   std::string closed_reason_;
+  std::string protocol_version_;
   int server_requests_running_ = 0;
   std::condition_variable server_requests_done_;
 };

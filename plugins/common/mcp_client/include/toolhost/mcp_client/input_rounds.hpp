@@ -7,8 +7,10 @@
 // kMaxInputRounds rounds.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +18,8 @@
 
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
+
+#include <toolhost/mcp_client/connection.hpp>
 
 namespace toolhost::mcp_client {
 
@@ -48,5 +52,13 @@ absl::StatusOr<std::map<std::string, std::string>> answer_round(const input_roun
 // `params_json` with this round's inputResponses and requestState in place of earlier ones.
 std::string retry_params(std::string_view params_json, const std::map<std::string, std::string>& answers,
                          const input_round& round);
+
+// Sends the request on `conn` and, while the upstream answers input_required, answers the round
+// through `input` and sends it again: the complete result, or the first error (the upstream's,
+// an answer's, `timeout` passed over all rounds with the person's answers included, Cancelled,
+// more than kMaxInputRounds rounds, or a round with no `input` to answer it).
+absl::StatusOr<std::string> request_with_rounds(connection& conn, std::string_view method, std::string params_json,
+                                                std::chrono::milliseconds timeout,
+                                                const std::shared_ptr<cancel_flag>& cancel, const input_fn& input);
 
 }  // namespace toolhost::mcp_client
