@@ -1,11 +1,16 @@
 // Which revision the MCP client speaks to an upstream: 2026-07-28 to toolhost itself (a real
 // 2026-07-28 server), 2025-11-25 to server-everything (a 2025-era one, which refuses
 // server/discover), and what each era's answers look like to the client's callers.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <csignal>
+#include <filesystem>
 #include <future>
 #include <mutex>
 #include <thread>
+
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
@@ -90,6 +95,21 @@ TEST_CASE("negotiation: server-everything refuses server/discover and is spoken 
   auto echo = c.request("tools/call", R"({"name":"echo","arguments":{"message":"old"}})");
   REQUIRE(echo.ok());
   CHECK(echo->find("Echo: old") != std::string::npos);
+}
+
+TEST_CASE("negotiation: an upstream that never answers server/discover is initialized after discover_timeout") {
+  const std::string log =
+      std::filesystem::temp_directory_path() / ("rea-silent-" + std::to_string(::getpid()) + ".jsonl");
+  client_options o;
+  o.upstream = upstream_spec{{REA_TEST_NODE, REA_TEST_TAP, log, REA_TEST_NODE, REA_TEST_EVERYTHING, "stdio"}};
+  o.upstream.env["TAP_DROP"] = "server/discover";
+  o.start_timeout = 30s;
+  o.discover_timeout = 300ms;
+  client c(o, {});
+  REQUIRE(c.start().ok());
+  CHECK(c.info()->protocol_version == "2025-11-25");
+  CHECK(c.info()->chosen_because.find("did not answer server/discover in time") != std::string::npos);
+  std::filesystem::remove(log);
 }
 
 #ifdef REA_TEST_TOOLHOST
@@ -219,6 +239,42 @@ TEST_CASE("negotiation: cancelling a 2026-07-28 call over stdio stops it upstrea
   auto text = c.request("tools/call", R"({"name":"test_simple_text","arguments":{}})");
   REQUIRE(text.ok());
   CHECK(text->find("This is a simple text response for testing.") != std::string::npos);
+}
+
+TEST_CASE("negotiation: a killed 2026-07-28 upstream fails the call, and the next call starts and discovers it again") {
+  std::mutex m;
+  std::vector<std::string> notes;
+  client_callbacks callbacks;
+  callbacks.notification = [&](const std::string& method, const std::string&) {
+    std::lock_guard lock(m);
+    notes.push_back(method);
+  };
+  client c(toolhost_upstream(), callbacks);
+  REQUIRE(c.start().ok());
+  const int first = c.pid();
+  request_options o;
+  o.progress = [&](double, double, const std::string&) { ::kill(first, SIGKILL); };
+  o.input = [](const input_request&) -> absl::StatusOr<std::string> {
+    return std::string(R"({"action":"accept","content":{"approve":true}})");
+  };
+  auto killed = c.request("tools/call", R"({"name":"count","arguments":{"to":100000,"delay_ms":20}})", o);
+  REQUIRE(killed.status().code() == absl::StatusCode::kUnavailable);
+  CHECK(std::string(killed.status().message()).find("killed by signal 9") != std::string::npos);
+
+  auto again = c.request("tools/call", R"({"name":"test_trigger_tool_change","arguments":{}})");
+  REQUIRE(again.ok());
+  CHECK(c.pid() != first);
+  CHECK(c.info()->modern());
+  // The new process has a subscriptions/listen of its own.
+  bool seen = false;
+  for (int i = 0; i < 200 && !seen; ++i) {
+    {
+      std::lock_guard lock(m);
+      seen = std::find(notes.begin(), notes.end(), "notifications/tools/list_changed") != notes.end();
+    }
+    if (!seen) std::this_thread::sleep_for(25ms);
+  }
+  CHECK(seen);
 }
 
 TEST_CASE("negotiation: a 2026-07-28 upstream's tool list change arrives through subscriptions/listen") {

@@ -3,6 +3,8 @@
 //
 //   node wire_tap.mjs LOG COMMAND [ARGS...]
 //
+// With TAP_DROP=METHOD in the environment, requests of that method are recorded but never reach
+// the server (one that does not answer them).
 // Each line of LOG is {"to": message, "pid"} (client to server) or {"from": message, "pid"},
 // the pid telling apart the runs of one command. Bytes pass unchanged; stderr is the server's own.
 import { spawn } from "node:child_process";
@@ -29,11 +31,19 @@ function tap(direction) {
   };
 }
 
+const drop = process.env.TAP_DROP;
 const toServer = tap("to");
 const fromServer = tap("from");
+// Whole lines to the server, so that one can be held back.
+let pending = "";
 process.stdin.on("data", (d) => {
   toServer(d.toString());
-  child.stdin.write(d);
+  pending += d;
+  for (let i; (i = pending.indexOf("\n")) >= 0; pending = pending.slice(i + 1)) {
+    const line = pending.slice(0, i + 1);
+    if (drop && line.includes(`"method":${JSON.stringify(drop)}`)) continue;
+    child.stdin.write(line);
+  }
 });
 process.stdin.on("end", () => child.stdin.end());
 child.stdout.on("data", (d) => {

@@ -36,6 +36,10 @@ std::string discover_params(const client_identity& me) {
 }
 
 absl::StatusOr<server_info> read_discover_answer(const absl::StatusOr<std::string>& answer) {
+  if (answer.status().code() == absl::StatusCode::kDeadlineExceeded) {
+    return absl::UnavailableError("it did not answer server/discover in time (" +
+                                  std::string(answer.status().message()) + ")");
+  }
   if (!answer.ok()) {
     return absl::UnavailableError("it answered server/discover with an error (" +
                                   std::string(answer.status().message()) + ")");
