@@ -131,6 +131,34 @@ std::string structured(const std::string& result) {
   return s != nullptr ? toolhost::sdk::to_json(*s) : result;
 }
 
+// The methods of the upstream's notifications, as the client's callback saw them.
+class notifications {
+ public:
+  client_callbacks callbacks() {
+    client_callbacks out;
+    out.notification = [this](const std::string& method, const std::string&) {
+      std::lock_guard lock(mutex_);
+      methods_.push_back(method);
+    };
+    return out;
+  }
+  // Waits up to 5 s for one of `method`.
+  bool eventually(const std::string& method) {
+    for (int i = 0; i < 200; ++i) {
+      {
+        std::lock_guard lock(mutex_);
+        if (std::find(methods_.begin(), methods_.end(), method) != methods_.end()) return true;
+      }
+      std::this_thread::sleep_for(25ms);
+    }
+    return false;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> methods_;
+};
+
 }  // namespace
 
 TEST_CASE("negotiation: toolhost answers server/discover and is spoken to in 2026-07-28, rounds and all") {
@@ -242,14 +270,8 @@ TEST_CASE("negotiation: cancelling a 2026-07-28 call over stdio stops it upstrea
 }
 
 TEST_CASE("negotiation: a killed 2026-07-28 upstream fails the call, and the next call starts and discovers it again") {
-  std::mutex m;
-  std::vector<std::string> notes;
-  client_callbacks callbacks;
-  callbacks.notification = [&](const std::string& method, const std::string&) {
-    std::lock_guard lock(m);
-    notes.push_back(method);
-  };
-  client c(toolhost_upstream(), callbacks);
+  notifications notes;
+  client c(toolhost_upstream(), notes.callbacks());
   REQUIRE(c.start().ok());
   const int first = c.pid();
   request_options o;
@@ -266,36 +288,14 @@ TEST_CASE("negotiation: a killed 2026-07-28 upstream fails the call, and the nex
   CHECK(c.pid() != first);
   CHECK(c.info()->modern());
   // The new process has a subscriptions/listen of its own.
-  bool seen = false;
-  for (int i = 0; i < 200 && !seen; ++i) {
-    {
-      std::lock_guard lock(m);
-      seen = std::find(notes.begin(), notes.end(), "notifications/tools/list_changed") != notes.end();
-    }
-    if (!seen) std::this_thread::sleep_for(25ms);
-  }
-  CHECK(seen);
+  CHECK(notes.eventually("notifications/tools/list_changed"));
 }
 
 TEST_CASE("negotiation: a 2026-07-28 upstream's tool list change arrives through subscriptions/listen") {
-  std::mutex m;
-  std::vector<std::string> notes;
-  client_callbacks callbacks;
-  callbacks.notification = [&](const std::string& method, const std::string&) {
-    std::lock_guard lock(m);
-    notes.push_back(method);
-  };
-  client c(toolhost_upstream(), callbacks);
+  notifications notes;
+  client c(toolhost_upstream(), notes.callbacks());
   REQUIRE(c.start().ok());
   REQUIRE(c.request("tools/call", R"({"name":"test_trigger_tool_change","arguments":{}})").ok());
-  bool seen = false;
-  for (int i = 0; i < 200 && !seen; ++i) {
-    {
-      std::lock_guard lock(m);
-      seen = std::find(notes.begin(), notes.end(), "notifications/tools/list_changed") != notes.end();
-    }
-    if (!seen) std::this_thread::sleep_for(25ms);
-  }
-  CHECK(seen);
+  CHECK(notes.eventually("notifications/tools/list_changed"));
 }
 #endif
