@@ -74,13 +74,27 @@ absl::Status with_error_object(absl::Status status, std::string error_json) {
   return status;
 }
 
+// A 2026-07-28 upstream is asked for its log messages at info, the level a 2025 server sends
+// before logging/setLevel, which the proxy never sends: each client of the host gets them at
+// its own level either way.
+mcp::client_options upstream_options(const proxy_settings& settings) {
+  mcp::client_options o;
+  o.upstream = settings.upstream;
+  o.client_name = "toolhost-rea-filter";
+  o.client_version = "0.1.0";
+  o.capabilities_json = kUpstreamCapabilities;
+  o.log_level = "info";
+  o.start_timeout = settings.start_timeout;
+  o.request_timeout = std::chrono::milliseconds(60000);
+  return o;
+}
+
 }  // namespace
 
 proxy::proxy(proxy_settings settings, host_hooks hooks)
     : settings_(std::move(settings)),
       hooks_(std::move(hooks)),
-      client_(mcp::client_options{settings_.upstream, "toolhost-rea-filter", "0.1.0", kUpstreamCapabilities,
-                                  settings_.start_timeout, std::chrono::milliseconds(60000)},
+      client_(upstream_options(settings_),
               mcp::client_callbacks{
                   [this](const std::string& method, const std::string& params) { on_notification(method, params); },
                   [this](const std::string& method, const std::string& params) { return on_request(method, params); },

@@ -228,6 +228,14 @@ for (const upstream of ["stdio", "http"]) {
   }
 }
 
+test("the 2026-07-28 upstream's log messages reach a 2025-11-25 client, as a 2025 upstream's do", async (t) => {
+  const c = await open("2025-11-25", "stdio");
+  t.after(c.close);
+  await c.call({ name: "test_tool_with_logging", arguments: {} });
+  await until("three log messages", () => c.front.filter((m) => m.method === "notifications/message").length >= 3);
+  assert.equal(toUpstream(c, "tools/call").at(-1).params._meta["io.modelcontextprotocol/logLevel"], "info");
+});
+
 test("server-everything refuses server/discover, and the proxy speaks 2025-11-25 to it", async (t) => {
   const c = await open("2026-07-28", "everything");
   t.after(c.close);

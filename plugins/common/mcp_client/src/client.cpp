@@ -17,7 +17,7 @@ std::string token_key(const rapidjson::Value& token) { return sdk::to_json(token
 }  // namespace
 
 client_identity client::identity() const {
-  return {options_.client_name, options_.client_version, options_.capabilities_json};
+  return {options_.client_name, options_.client_version, options_.capabilities_json, options_.log_level};
 }
 
 client::client(client_options options, client_callbacks callbacks)

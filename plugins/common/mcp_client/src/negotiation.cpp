@@ -14,6 +14,7 @@ constexpr const char* kMetaVersion = "io.modelcontextprotocol/protocolVersion";
 constexpr const char* kMetaCapabilities = "io.modelcontextprotocol/clientCapabilities";
 constexpr const char* kMetaClientInfo = "io.modelcontextprotocol/clientInfo";
 constexpr const char* kMetaServerInfo = "io.modelcontextprotocol/serverInfo";
+constexpr const char* kMetaLogLevel = "io.modelcontextprotocol/logLevel";
 
 bool known_legacy(std::string_view v) {
   return v == "2025-11-25" || v == "2025-06-18" || v == "2025-03-26" || v == "2024-11-05";
@@ -104,12 +105,12 @@ void add_request_meta(rapidjson::Value& params, rapidjson::Document::AllocatorTy
   put(kMetaVersion, sdk::quote(kModernVersion));
   put(kMetaCapabilities, me.capabilities_json);
   put(kMetaClientInfo, client_info_json(me));
+  if (!me.log_level.empty()) put(kMetaLogLevel, sdk::quote(me.log_level));
 }
 
 void remove_request_meta(rapidjson::Value& meta) {
   if (!meta.IsObject()) return;
-  for (const char* key : {kMetaVersion, kMetaCapabilities, kMetaClientInfo, "io.modelcontextprotocol/logLevel"})
-    meta.RemoveMember(key);
+  for (const char* key : {kMetaVersion, kMetaCapabilities, kMetaClientInfo, kMetaLogLevel}) meta.RemoveMember(key);
 }
 
 std::string legacy_result(std::string result_json) {

@@ -34,6 +34,9 @@ struct client_options {
   std::string client_version = "0.1.0";
   // What we tell the upstream we can do (initialize's capabilities, or 2026-07-28's _meta).
   std::string capabilities_json = "{}";
+  // 2026-07-28: the log level every request asks for (its _meta logLevel), so that the upstream
+  // sends log messages as a 2025 server does before logging/setLevel; empty asks for none.
+  std::string log_level;
   // Starting and initializing the upstream (npx may have to download it first).
   std::chrono::milliseconds start_timeout{120000};
   // How long server/discover may go unanswered before the upstream counts as initialize-era

@@ -33,6 +33,7 @@ struct client_identity {
   std::string name;
   std::string version;
   std::string capabilities_json = "{}";
+  std::string log_level;  // 2026-07-28 requests' logLevel; empty: none
 };
 
 // What the upstream said about itself (initialize's reply, or server/discover's).
@@ -58,7 +59,8 @@ absl::StatusOr<server_info> read_discover_answer(const absl::StatusOr<std::strin
 std::string initialize_params(const client_identity& me);
 absl::StatusOr<server_info> read_initialize_answer(std::string_view reply);
 
-// The 2026-07-28 _meta members added to a request's params._meta (created when absent).
+// The 2026-07-28 _meta members added to a request's params._meta (created when absent): the
+// revision, capabilities, clientInfo and, when set, the log level.
 void add_request_meta(rapidjson::Value& params, rapidjson::Document::AllocatorType& alloc, const client_identity& me);
 
 // Takes the 2026-07-28 per-request context (protocolVersion, clientCapabilities, clientInfo,
