@@ -228,6 +228,19 @@ for (const upstream of ["stdio", "http"]) {
   }
 }
 
+for (const era of ["2026-07-28", "2025-11-25"]) {
+  test(`${era} client: a resource the 2026-07-28 upstream does not have is not found in the client's era`, async (t) => {
+    const c = await open(era, "stdio");
+    t.after(c.close);
+    const text = await c.client.readResource({ uri: "test://static-text" });
+    assert.ok(text.contents[0].text.length > 0);
+    // 2026-07-28 says -32602, earlier revisions -32002.
+    const code = era === "2026-07-28" ? -32602 : -32002;
+    await assert.rejects(c.client.readResource({ uri: "test://no-such-resource" }),
+                         (e) => e.code === code && /Resource not found/.test(e.message));
+  });
+}
+
 test("the 2026-07-28 upstream's log messages reach a 2025-11-25 client, as a 2025 upstream's do", async (t) => {
   const c = await open("2025-11-25", "stdio");
   t.after(c.close);
