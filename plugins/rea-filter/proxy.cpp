@@ -330,7 +330,7 @@ mcp::input_fn proxy::input_for(const toolhost_call_t* call) {
   // they never meet the host's own (its approval of this very call is "toolhost_approval" too),
   // keep each question's answer with it across the client's rounds, in which the upstream is
   // called afresh and asks again under the same keys.
-  const bool front_is_modern = call->protocol_version != nullptr && std::string_view(call->protocol_version) >= "2026";
+  const bool front_is_modern = call->protocol_version != nullptr && call->protocol_version == mcp::kModernVersion;
   return [this, call, front_is_modern](const mcp::input_request& q) -> absl::StatusOr<std::string> {
     if (!is_client_question(q.method)) {
       return absl::UnimplementedError("the upstream asks for " + q.method + ", which toolhost cannot pass on");

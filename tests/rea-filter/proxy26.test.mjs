@@ -229,9 +229,13 @@ for (const upstream of ["stdio", "http"]) {
 }
 
 for (const era of ["2026-07-28", "2025-11-25"]) {
-  test(`${era} client: a resource the 2026-07-28 upstream does not have is not found in the client's era`, async (t) => {
-    const c = await open(era, "stdio");
+  test(`${era} client: a prompt the 2026-07-28 upstream renders after a question; a resource it lacks is not found in the client's era`, async (t) => {
+    const c = await open(era, "stdio", { answers: [{ action: "accept", content: { context: "the page tables" } }] });
     t.after(c.close);
+    const prompt = await c.client.getPrompt({ name: "test_input_required_result_prompt", arguments: {} });
+    assert.equal(prompt.messages[0].content.text, "Use this context: the page tables");
+    assert.deepEqual(c.asked.map((q) => q.message), ["What context should the prompt use?"]);
+
     const text = await c.client.readResource({ uri: "test://static-text" });
     assert.ok(text.contents[0].text.length > 0);
     // 2026-07-28 says -32602, earlier revisions -32002.
