@@ -17,7 +17,9 @@ call_context& self(const toolhost_call_t* raw) { return *static_cast<call_contex
 
 void progress(const toolhost_call_t* raw, double done, double total, const char* message) {
   call_context& c = self(raw);
-  if (c.call().progress_token.empty() || c.call().cancelled || !c.call().admit_progress(done)) return;
+  // A call that may become a task reports progress without a token: it is the task's status message.
+  const bool wanted = !c.call().progress_token.empty() || c.call().offer != nullptr;
+  if (!wanted || c.call().cancelled || !c.call().admit_progress(done)) return;
   c.owner().send_progress(c.call(), done, total, message);
 }
 

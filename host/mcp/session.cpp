@@ -502,8 +502,8 @@ void session::send_progress(call_state& call, double progress, double total, con
     if (message != nullptr && *message != 0) append(text, ": ", message);
     t->set_message(std::move(text));
     if (t->era == task_era::v2026 || call.progress_token.empty() || !initialize_answered_) return;
-  } else if (call.answered) {
-    return;  // its time limit answered it already
+  } else if (call.answered || call.progress_token.empty()) {
+    return;  // its time limit answered it already, or nobody asked for progress
   }
   std::string params = cat(R"({"progressToken":)", call.progress_token, R"(,"progress":)", progress_number(progress));
   if (total >= 0) append(params, R"(,"total":)", progress_number(total));

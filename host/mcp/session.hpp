@@ -181,6 +181,9 @@ class session : public std::enable_shared_from_this<session> {
   std::string param_header_mismatch(const request_context& request, const std::string& name, const std::string& args);
   // Sends a notification to the subscriptions/listen streams that asked for its kind.
   void notify_listeners(const std::string& json);
+  struct listener;
+  // Sends `doc`, a notification, on `l`'s stream, its _meta naming the subscription.
+  void send_to_listener(const listener& l, rapidjson::Document& doc);
   static std::string log_message(toolhost_log_level_t level, std::string_view logger, std::string_view data_json);
   std::string capabilities_json() const;
   void handle_response(const rapidjson::Value& message);
@@ -223,6 +226,11 @@ class session : public std::enable_shared_from_this<session> {
   bool finish_task(const std::shared_ptr<call_state>& call, const std::string& result);
   // The task a call became, or nullptr; with `close`, a call that has not become one never will.
   static std::shared_ptr<task> task_of(call_state& call, bool close = false);
+  // subscriptions/listen's taskIds: those of the request's own tasks that still run. False when
+  // it answered the request with an error (the extension not declared, too many ids).
+  bool tasks_to_watch(const request_ptr& request, const rapidjson::Value& ids, std::vector<std::shared_ptr<task>>& out);
+  // After the acknowledgement: `l` gets notifications/tasks for `tasks` (session_stateless.cpp).
+  void watch_tasks(const std::shared_ptr<listener>& l, const std::vector<std::shared_ptr<task>>& tasks);
   std::shared_ptr<task> find_task(const request_ptr& request, const rapidjson::Value* params);
   void tasks_get(const request_ptr& request, const rapidjson::Value* params);
   void tasks_update(const request_ptr& request, const rapidjson::Value* params);

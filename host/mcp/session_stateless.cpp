@@ -49,6 +49,16 @@ std::string named_in(std::string_view method, const rapidjson::Value* params) {
   return {};
 }
 
+// Whether `result` has a resultType of its own: toolhost's typed results begin with it; one that
+// only names it somewhere (a task's inlined result, a tool's text) is looked at properly.
+bool has_result_type(const std::string& result) {
+  if (result.rfind(R"({"resultType":)", 0) == 0) return true;
+  if (result.find("\"resultType\"") == std::string::npos) return false;
+  rapidjson::Document doc;
+  doc.Parse(result.c_str(), result.size());
+  return !doc.HasParseError() && doc.IsObject() && doc.HasMember("resultType");
+}
+
 std::string short_text(std::string_view s) { return s.size() > 100 ? cat(s.substr(0, 100), "...") : std::string(s); }
 
 }  // namespace
@@ -59,6 +69,11 @@ struct session::listener {
   bool prompts = false;
   bool resources = false;
   std::set<std::string> uris;
+  std::vector<std::pair<std::shared_ptr<task>, uint64_t>> tasks;  // watched for notifications/tasks
+
+  ~listener() {
+    for (const auto& [t, id] : tasks) t->unwatch(id);
+  }
 };
 
 const std::map<std::string, session::handler, std::less<>>& session::stateless_methods() {
@@ -178,7 +193,7 @@ void session::discover(const request_ptr& request, const rapidjson::Value*) {
 }
 
 std::string session::stateless_result(const request_context& request, std::string result) const {
-  const bool has_type = result.find("\"resultType\"") != std::string::npos;
+  const bool has_type = has_result_type(result);
   std::string fields;
   if (!has_type) fields += R"("resultType":"complete",)";
   if (cacheable(request.method)) fields += R"("ttlMs":0,"cacheScope":"private",)";
@@ -222,6 +237,10 @@ void session::subscriptions_listen(const request_ptr& request, const rapidjson::
   }
   auto l = std::make_shared<listener>();
   l->request = request;
+  std::vector<std::shared_ptr<task>> tasks;
+  if (const rapidjson::Value* ids = sdk::member(*filter, "taskIds")) {
+    if (!tasks_to_watch(request, *ids, tasks)) return;
+  }
   auto flag = [filter](const char* name) {
     const rapidjson::Value* v = sdk::member(*filter, name);
     return v != nullptr && v->IsBool() && v->GetBool();
@@ -253,8 +272,13 @@ void session::subscriptions_listen(const request_ptr& request, const rapidjson::
     }
   }
   // Which URIs exist is a plugin question: asked on a worker.
-  run_async(request, [this, request, l, uris = std::move(uris)] {
+  run_async(request, [this, request, l, uris = std::move(uris), tasks = std::move(tasks)] {
     std::string honored;
+    if (!tasks.empty()) {
+      std::string ids;
+      for (const auto& t : tasks) append(ids, ids.empty() ? "" : ",", sdk::quote(t->id));
+      append(honored, R"("taskIds":[)", ids, "],");
+    }
     if (l->tools) honored += R"("toolsListChanged":true,)";
     if (l->prompts) honored += R"("promptsListChanged":true,)";
     if (l->resources) honored += R"("resourcesListChanged":true,)";
@@ -275,7 +299,31 @@ void session::subscriptions_listen(const request_ptr& request, const rapidjson::
                                                         cat(R"({"notifications":{)", honored, R"(},"_meta":{")",
                                                             kMetaSubscription, R"(":)", request->id, "}}")),
                           request->id, false});
+    watch_tasks(l, tasks);
   });
+}
+
+void session::watch_tasks(const std::shared_ptr<listener>& l, const std::vector<std::shared_ptr<task>>& tasks) {
+  const int64_t poll_ms = server_.tasks().limits().poll_interval_ms;
+  std::weak_ptr<session> weak_self = weak_from_this();
+  std::weak_ptr<listener> weak_listener = l;
+  auto tell = [weak_self, weak_listener](const std::string& detailed) {
+    auto self = weak_self.lock();
+    auto to = weak_listener.lock();
+    if (!self || !to || self->closed_) return;
+    const std::string json = jsonrpc::notification_message("notifications/tasks", detailed);
+    rapidjson::Document doc;
+    doc.Parse(json.c_str(), json.size());
+    if (!doc.HasParseError()) self->send_to_listener(*to, doc);
+  };
+  for (const auto& t : tasks) {
+    if (const uint64_t id = t->watch(poll_ms, tell)) {
+      std::lock_guard lock(mutex_);
+      l->tasks.emplace_back(t, id);
+    } else {
+      tell(t->json(true, poll_ms));  // ended since it was honored, or watched by 16 already: its state, once
+    }
+  }
 }
 
 void session::notify_listeners(const std::string& json) {
@@ -302,7 +350,10 @@ void session::notify_listeners(const std::string& json) {
       if (wants) to.push_back(l);
     }
   }
-  if (to.empty()) return;
+  for (const auto& l : to) send_to_listener(*l, doc);
+}
+
+void session::send_to_listener(const listener& l, rapidjson::Document& doc) {
   auto& a = doc.GetAllocator();
   if (!doc.HasMember("params") || !doc["params"].IsObject()) {
     doc.RemoveMember("params");
@@ -314,15 +365,11 @@ void session::notify_listeners(const std::string& json) {
     params.AddMember("_meta", rapidjson::Value(rapidjson::kObjectType), a);
   }
   rapidjson::Value& meta = params["_meta"];
+  rapidjson::Document id;
+  id.Parse(l.request->id.c_str(), l.request->id.size());
   meta.RemoveMember(rapidjson::StringRef(kMetaSubscription.data(), kMetaSubscription.size()));
-  for (const auto& l : to) {
-    rapidjson::Document id;
-    id.Parse(l->request->id.c_str(), l->request->id.size());
-    meta.RemoveMember(rapidjson::StringRef(kMetaSubscription.data(), kMetaSubscription.size()));
-    meta.AddMember(rapidjson::StringRef(kMetaSubscription.data(), kMetaSubscription.size()), rapidjson::Value(id, a),
-                   a);
-    send(l->request->reply, {sdk::to_json(doc), l->request->id, false});
-  }
+  meta.AddMember(rapidjson::StringRef(kMetaSubscription.data(), kMetaSubscription.size()), rapidjson::Value(id, a), a);
+  send(l.request->reply, {sdk::to_json(doc), l.request->id, false});
 }
 
 }  // namespace toolhost::mcp

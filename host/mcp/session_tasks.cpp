@@ -9,11 +9,14 @@
 // ("resolve all MRTR exchanges synchronously before responding with a CreateTaskResult").
 // Still running after that, it becomes a task: the request is answered with its handle, its
 // progress becomes the task's status message, and its later questions wait in the task's
-// inputRequests for tasks/update.
+// inputRequests for tasks/update. A subscriptions/listen request that names it in taskIds gets
+// notifications/tasks at each change of its status.
 //
 // 2025-11-25 (experimental tasks): the client asks for a task with params.task; the call becomes
 // one at once, keeps sending progress to its token and asks its questions as server requests on
 // the session's own stream, and tasks/result waits for its end.
+#include <algorithm>
+
 #include <toolhost/sdk/json.hpp>
 #include <toolhost/sdk/result.hpp>
 #include <toolhost/sdk/strings.hpp>
@@ -29,6 +32,9 @@ namespace {
 
 // How long a task-capable call runs before it becomes a task (2026-07-28).
 constexpr int kSyncWindowMs = 250;
+
+// Task ids one subscriptions/listen request may ask notifications/tasks for.
+constexpr size_t kMaxWatchedTasks = 64;
 
 bool declares_tasks(const std::string& capabilities_json) {
   auto doc = sdk::parse_json(capabilities_json);
@@ -158,6 +164,9 @@ bool session::finish_task(const std::shared_ptr<call_state>& call, const std::st
   if (!t) return false;
   task_store& store = server_.tasks();
   if (call->cancelled) {
+    // The plugin returned: the cancellation reached it (a task's call is no longer the session's,
+    // so the usual "client cancelled" line is not about it).
+    log::debug("session", cat("task ", t->id, " (", call->name, "): its call stopped after the cancellation"));
     store.settle(t, task_status::cancelled, "");
   } else if (call->error_code != 0 || !call->missing_capability.empty() || result.empty()) {
     // A protocol error: the task failed, and its error is the one the request would have had.
@@ -177,6 +186,10 @@ bool session::finish_task(const std::shared_ptr<call_state>& call, const std::st
     error += '}';
     t->set_message(message);
     store.settle(t, task_status::failed, std::move(error));
+  } else if (t->era == task_era::v2026) {
+    // What the request would have been answered with: a 2026-07-28 CallToolResult, resultType
+    // and all (the extension's client checks the result against that shape).
+    store.settle(t, task_status::completed, stateless_result(*call->request, result));
   } else {
     store.settle(t, task_status::completed, result);
   }
@@ -206,6 +219,29 @@ std::shared_ptr<task> session::find_task(const request_ptr& request, const rapid
         cat("Failed to retrieve task: no task '", shown, "' (unknown, expired after its ttl, or another client's)"));
   }
   return t;
+}
+
+bool session::tasks_to_watch(const request_ptr& request, const rapidjson::Value& ids,
+                             std::vector<std::shared_ptr<task>>& out) {
+  if (!declares_tasks(request->client_capabilities)) {
+    respond_error(request, jsonrpc::kMissingClientCapability,
+                  cat("Missing required client capability: notifications for taskIds belong to the '", kTasksExtension,
+                      "' extension; declare it in _meta's clientCapabilities"),
+                  required_tasks_data(), 400);
+    return false;
+  }
+  if (!ids.IsArray() || ids.Size() > kMaxWatchedTasks ||
+      std::any_of(ids.Begin(), ids.End(), [](const rapidjson::Value& v) { return !v.IsString(); })) {
+    respond_error(request, jsonrpc::kInvalidParams,
+                  cat("Invalid params: \"taskIds\" must be an array of at most ", kMaxWatchedTasks, " task ids"));
+    return false;
+  }
+  // Unknown, finished and other clients' tasks are left out: nothing will be said of them.
+  for (const auto& id : ids.GetArray()) {
+    auto t = server_.tasks().find(sdk::as_view(id), task_owner(*request));
+    if (t && !is_terminal(t->status()) && std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+  }
+  return true;
 }
 
 void session::tasks_get(const request_ptr& request, const rapidjson::Value* params) {

@@ -123,6 +123,9 @@ std::optional<std::string> task::ask(std::string request_json, const std::functi
   status_ = task_status::input_required;
   touch();
   changed_.notify_all();
+  lock.unlock();
+  publish();
+  lock.lock();
   std::optional<std::string> answer;
   // Polls so that a cancelled call stops waiting without a wake-up path of its own.
   while (!is_terminal(status_)) {
@@ -138,20 +141,25 @@ std::optional<std::string> task::ask(std::string request_json, const std::functi
                    questions_.end());
   if (!is_terminal(status_) && questions_.empty() && waiting_ == 0) status_ = task_status::working;
   touch();
+  lock.unlock();
+  publish();
   return answer;
 }
 
 void task::waiting_for_input(bool waiting) {
-  std::lock_guard lock(mutex_);
-  waiting_ += waiting ? 1 : -1;
-  if (is_terminal(status_)) return;
-  status_ = (waiting_ > 0 || !questions_.empty()) ? task_status::input_required : task_status::working;
-  touch();
+  {
+    std::lock_guard lock(mutex_);
+    waiting_ += waiting ? 1 : -1;
+    if (is_terminal(status_)) return;
+    status_ = (waiting_ > 0 || !questions_.empty()) ? task_status::input_required : task_status::working;
+    touch();
+  }
+  publish();
 }
 
 void task::answer(const rapidjson::Value& responses) {
   if (!responses.IsObject()) return;
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   for (const auto& m : responses.GetObject()) {
     const std::string key(m.name.GetString(), m.name.GetStringLength());
     const bool asked = std::any_of(questions_.begin(), questions_.end(), [&](const auto& q) { return q.first == key; });
@@ -165,6 +173,8 @@ void task::answer(const rapidjson::Value& responses) {
   if (!is_terminal(status_) && questions_.empty() && waiting_ == 0) status_ = task_status::working;
   touch();
   changed_.notify_all();
+  lock.unlock();
+  publish();
 }
 
 bool task::wait_terminal(const std::function<bool()>& stop) const {
@@ -174,6 +184,36 @@ bool task::wait_terminal(const std::function<bool()>& stop) const {
     changed_.wait_for(lock, std::chrono::milliseconds(50));
   }
   return true;
+}
+
+uint64_t task::watch(int64_t poll_interval_ms, watcher w) {
+  std::lock_guard lock(mutex_);
+  if (is_terminal(status_) || watchers_.size() >= kMaxWatchers) return 0;
+  watch_poll_ms_ = poll_interval_ms;
+  watchers_.emplace_back(++next_watch_, std::move(w));
+  return next_watch_;
+}
+
+void task::unwatch(uint64_t id) {
+  std::lock_guard lock(mutex_);
+  watchers_.erase(std::remove_if(watchers_.begin(), watchers_.end(), [id](const auto& w) { return w.first == id; }),
+                  watchers_.end());
+}
+
+void task::publish() {
+  std::vector<watcher> to;
+  int64_t poll_ms = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (status_ == published_) return;
+    published_ = status_;
+    for (const auto& [id, w] : watchers_) to.push_back(w);
+    if (is_terminal(status_)) watchers_.clear();  // nothing changes after this one
+    poll_ms = watch_poll_ms_;
+  }
+  if (to.empty()) return;
+  const std::string detailed = json(true, poll_ms);
+  for (const auto& w : to) w(detailed);
 }
 
 // ---- The store ------------------------------------------------------------------------------
@@ -221,6 +261,12 @@ std::vector<std::shared_ptr<task>> task_store::list(std::string_view owner) {
 }
 
 void task_store::settle(const std::shared_ptr<task>& t, task_status status, std::string payload, bool call_ended) {
+  record_settlement(t, status, std::move(payload), call_ended);
+  t->publish();
+}
+
+void task_store::record_settlement(const std::shared_ptr<task>& t, task_status status, std::string payload,
+                                   bool call_ended) {
   std::lock_guard lock(mutex_);
   {
     std::lock_guard tl(t->mutex_);
@@ -271,6 +317,7 @@ void task_store::cancel(const std::shared_ptr<task>& t) {
     t->changed_.notify_all();
     call = t->call_;
   }
+  t->publish();
   if (call) call->cancel();
 }
 

@@ -78,9 +78,20 @@ class task {
   // Waits until the task is terminal or `stop` says so (2025 tasks/result).
   bool wait_terminal(const std::function<bool()>& stop) const;
 
+  // notifications/tasks (2026, asked for on subscriptions/listen): `w` gets the task as tasks/get
+  // shows it (`poll_interval_ms` as there) each time its status changes, the terminal one last.
+  // An id for unwatch; 0 when the task is terminal already or has kMaxWatchers.
+  using watcher = std::function<void(const std::string& detailed_json)>;
+  static constexpr size_t kMaxWatchers = 16;
+  uint64_t watch(int64_t poll_interval_ms, watcher w);
+  void unwatch(uint64_t id);
+
  private:
   friend class task_store;
   void touch();  // lastUpdatedAt = now; caller holds mutex_
+  // Tells the watchers when the status differs from the one they were last told; called after
+  // each change, without mutex_ (a watcher sends, and may read the task).
+  void publish();
 
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;
@@ -93,6 +104,10 @@ class task {
   int waiting_ = 0;                   // 2025 server requests in flight
   std::string payload_;               // result (completed) or error (failed)
   std::shared_ptr<call_state> call_;  // while the call runs: what tasks/cancel stops
+  std::vector<std::pair<uint64_t, watcher>> watchers_;
+  uint64_t next_watch_ = 0;
+  int64_t watch_poll_ms_ = 0;
+  task_status published_ = task_status::working;  // the status the watchers know
 };
 
 class task_store {
@@ -125,6 +140,8 @@ class task_store {
   size_t result_bytes() const;
 
  private:
+  // settle without telling the watchers (settle does, after the lock).
+  void record_settlement(const std::shared_ptr<task>& t, task_status status, std::string payload, bool call_ended);
   void purge_locked(std::chrono::steady_clock::time_point now);
   void forget_locked(std::map<std::string, std::shared_ptr<task>, std::less<>>::iterator it);
 

@@ -6,7 +6,7 @@
 //   them (so that a scenario the suite stops running is noticed, not silently passed).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { run } from "./run_suite.mjs";
 import { startHttp, stop } from "../http/http_server.mjs";
 
 const SPEC = process.env.CONFORMANCE_SPEC ?? "2025-11-25";
@@ -37,20 +37,6 @@ const REQUIRED_2026 = [
   "input-required-result-capability-check", "input-required-result-non-tool-request",
   "http-custom-header-server-validation",
 ];
-
-function run(cmd, args, timeoutMs) {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (out += d));
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, out });
-    });
-  });
-}
 
 const passed = (lines, name) => lines.some((l) => l.startsWith(`✓ ${name}:`) && / 0 failed$/.test(l));
 

@@ -6,7 +6,7 @@
 // (its harness is pending a rewrite), which the suite reports as passed with no checks.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { run } from "./run_suite.mjs";
 import { startHttp, stop } from "../http/http_server.mjs";
 
 const SCENARIOS = [
@@ -14,20 +14,6 @@ const SCENARIOS = [
   "tasks-mrtr-input", "tasks-request-headers", "tasks-dispatch-and-envelope", "tasks-status-notifications",
   "tasks-required-task-error", "tasks-mrtr-composition",
 ];
-
-function run(cmd, args, timeoutMs) {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (out += d));
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, out });
-    });
-  });
-}
 
 test("the conformance suite's tasks scenarios (2026-07-28 extension) all pass", async () => {
   const server = await startHttp(["--server", "conformance"]);

@@ -6,13 +6,11 @@
 //   node mcp_test.mjs TOOLHOST_BIN PLUGIN_DIR KD_SIM_BIN
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { toolhostEnv } from '../toolhost_env.mjs';
+import { ntoseyeClient } from '../ntoseye_client.mjs';
 
 const [toolhost, pluginDir, simBin] = process.argv.slice(2).map((p) => resolve(p));
 const work = mkdtempSync(join(tmpdir(), 'kd-mcp-'));
@@ -45,26 +43,8 @@ async function startSim(name, extra) {
   return { sock, control, stop: () => { conn.destroy(); proc.kill(); } };
 }
 
-const config = join(work, 'toolhost.toml');
-writeFileSync(config, `
-plugin_dirs = [${JSON.stringify(pluginDir)}]
-default_server = "ntoseye"
-[servers.ntoseye]
-plugins = ["debugger", "kd-backend"]
-`);
-const client = new Client({ name: 'kd-mcp-test', version: '1.0.0' }, { capabilities: {} });
-const transport = new StdioClientTransport({ command: toolhost, args: ['--config', config, '--server', 'ntoseye'],
-                                             env: toolhostEnv(), stderr: 'inherit' });
-const textOf = (r) => r.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
-async function call(name, args) {
-  const r = await client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 });
-  return { error: r.isError === true, text: textOf(r) };
-}
-const command = (line, timeout_ms = 10_000) => call('command', { line, timeout_ms });
-function ok(r, what) {
-  assert.equal(r.error, false, `${what} failed:\n${r.text}`);
-  return r.text;
-}
+const { client, connect, call, command, ok } =
+  ntoseyeClient({ toolhost, pluginDir, work, backend: 'kd-backend', name: 'kd-mcp-test' });
 
 // Runs the same session against a simulator and returns what the debugger reported at each step
 // (addresses, bytes, the DbgPrint line, where steps ended), read from its answers and from the
@@ -108,7 +88,7 @@ async function scenario(sim) {
 let exitCode = 0;
 const sims = [];
 try {
-  await client.connect(transport);
+  await connect();
   const names = (await client.listTools()).tools.map((t) => t.name);
   for (const n of ['command', 'open', 'close']) assert.ok(names.includes(n), `tool ${n} is missing: ${names}`);
 

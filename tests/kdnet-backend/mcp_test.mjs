@@ -6,13 +6,11 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { toolhostEnv } from '../toolhost_env.mjs';
+import { ntoseyeClient } from '../ntoseye_client.mjs';
 
 const [toolhost, pluginDir, simBin] = process.argv.slice(2).map((p) => resolve(p));
 const KEY = '1.z.10.3w5e11264sgsf';
@@ -38,26 +36,11 @@ async function simStats() {
   return JSON.parse(simReplies[simReplies.length - 1]);
 }
 
-const config = join(work, 'toolhost.toml');
-writeFileSync(config, `
-plugin_dirs = [${JSON.stringify(pluginDir)}]
-default_server = "ntoseye"
-[servers.ntoseye]
-plugins = ["debugger", "kdnet-backend"]
-`);
-
-const transport = new StdioClientTransport({ command: toolhost, args: ['--config', config, '--server', 'ntoseye'],
-                                             env: toolhostEnv(), stderr: 'inherit' });
-const client = new Client({ name: 'kdnet-test', version: '1.0.0' }, { capabilities: {} });
-const text = (r) => r.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
-async function call(name, args) {
-  const r = await client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 });
-  return { error: r.isError === true, text: text(r) };
-}
-const command = (line, timeout_ms = 10_000) => call('command', { line, timeout_ms });
+const { client, connect, call, command } =
+  ntoseyeClient({ toolhost, pluginDir, work, backend: 'kdnet-backend', name: 'kdnet-test' });
 
 try {
-  await client.connect(transport);
+  await connect();
   const names = (await client.listTools()).tools.map((t) => t.name);
   for (const n of ['command', 'open', 'close', 'output']) assert.ok(names.includes(n), `tool ${n} is listed`);
 

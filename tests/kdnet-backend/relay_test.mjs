@@ -8,13 +8,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { ntoseyeClient } from '../ntoseye_client.mjs';
 import { createInterface } from 'node:readline';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 const [toolhost, pluginDir, kdSimBin, kdnetSimBin] = process.argv.slice(2).map((p) => resolve(p));
 const KEY = '1.z.10.3w5e11264sgsf';
@@ -52,29 +51,11 @@ async function netStats() {
   return JSON.parse(netReplies[netReplies.length - 1]);
 }
 
-const config = join(work, 'toolhost.toml');
-writeFileSync(config, `
-plugin_dirs = [${JSON.stringify(pluginDir)}]
-default_server = "ntoseye"
-[servers.ntoseye]
-plugins = ["debugger", "kdnet-backend"]
-`);
-const client = new Client({ name: 'kdnet-relay-test', version: '1.0.0' }, { capabilities: {} });
-const transport = new StdioClientTransport({ command: toolhost, args: ['--config', config, '--server', 'ntoseye'],
-                                             stderr: 'inherit' });
-const textOf = (r) => r.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
-async function call(name, args) {
-  const r = await client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 });
-  return { error: r.isError === true, text: textOf(r) };
-}
-const command = (line, timeout_ms = 10_000) => call('command', { line, timeout_ms });
-function ok(r, what) {
-  assert.equal(r.error, false, `${what} failed:\n${r.text}`);
-  return r.text;
-}
+const { client, connect, call, command, ok } =
+  ntoseyeClient({ toolhost, pluginDir, work, backend: 'kdnet-backend', name: 'kdnet-relay-test' });
 
 try {
-  await client.connect(transport);
+  await connect();
   ok(await call('open', { backend: 'kdnet', connect: `127.0.0.1:${port}`, key: KEY }), 'open');
   // The break-in stops at the int3 of DbgBreakPointWithStatus, as Windows reports it.
   assert.match(ok(await command('r'), 'r'), /rip=fffff80000001300/);

@@ -4,78 +4,10 @@
 // next round, and list changes arrive on a subscriptions/listen stream. The server `sdk2` serves
 // the example plugin's `count` behind an "ask" row and the conformance fixtures, two per page.
 //
-// Not here yet: a long call as a task (the io.modelcontextprotocol/tasks extension), which toolhost
-// does not offer yet; its test belongs beside these once it does.
+// A long call as a task is in sdk_v2_tasks.test.mjs, with the same helpers (sdk_v2_peer.mjs).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
-import { startHttp, stop } from "../http/http_server.mjs";
-
-const TOOLHOST = process.env.TOOLHOST;
-const CONFIG = process.env.HTTP_TEST_CONFIG;
-const VERSION = "2026-07-28";
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// Starts toolhost (debug log, so that cancellations show) on `kind` ("stdio" or "http") and
-// connects a client negotiating `mode`. `answers` are what the person says to each elicitation,
-// in turn. Keeps every message on the wire, and the HTTP request headers of each POST.
-async function open(kind, { mode = { pin: VERSION }, answers = [] } = {}) {
-  const args = ["--server", "sdk2", "--log-level", "debug"];
-  let server = null;
-  let transport;
-  const posts = [];
-  if (kind === "http") {
-    server = await startHttp(args);
-    const recording = (url, init) => {
-      posts.push(new Headers(init?.headers));
-      return fetch(url, init);
-    };
-    transport = new StreamableHTTPClientTransport(new URL(server.url), { fetch: recording });
-  } else {
-    transport = new StdioClientTransport({ command: TOOLHOST, args: ["--config", CONFIG, ...args],
-                                           env: getDefaultEnvironment(), stderr: "pipe" });
-  }
-  let stderr = "";
-  transport.stderr?.on("data", (d) => (stderr += d));
-  const client = new Client({ name: "toolhost-sdk2-test", version: "1.0.0" },
-                            { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode } });
-  const asked = [];
-  client.setRequestHandler("elicitation/create", async (req) => {
-    asked.push(req.params);
-    return answers.shift() ?? { action: "cancel" };
-  });
-  await client.connect(transport);
-  const wire = [];
-  const send = transport.send.bind(transport);
-  transport.send = (m, o) => {
-    wire.push({ out: true, m });
-    return send(m, o);
-  };
-  const deliver = transport.onmessage;
-  transport.onmessage = (m, extra) => {
-    wire.push({ out: false, m });
-    deliver?.(m, extra);
-  };
-  const log = () => (server ? server.stderr() : stderr);
-  const close = async () => {
-    await client.close();
-    if (server) await stop(server);
-  };
-  return { client, wire, asked, posts, log, close };
-}
-
-const approve = { action: "accept", content: { approve: true } };
-const sent = (wire, method) => wire.filter((w) => w.out && w.m.method === method).map((w) => w.m);
-const answerTo = (wire, id) => wire.find((w) => !w.out && w.m.id === id && ("result" in w.m || "error" in w.m))?.m;
-
-async function until(what, check, ms = 5000) {
-  for (let waited = 0; waited < ms; waited += 20) {
-    if (check()) return;
-    await sleep(20);
-  }
-  assert.fail(`${what} did not happen within ${ms} ms`);
-}
+import { VERSION, answerTo, approve, open, sent, sleep, until } from "./sdk_v2_peer.mjs";
 
 for (const kind of ["stdio", "http"]) {
   test(`${kind}: pinned to ${VERSION}, the tools of both plugins are listed page by page`, async (t) => {

@@ -11,6 +11,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { startHttp, stop } from "../http/http_server.mjs";
+import { toolhostEnv } from "../toolhost_env.mjs";
 
 const TOOLHOST = process.env.TOOLHOST;
 const CONFIG = process.env.HTTP_TEST_CONFIG;
@@ -104,7 +105,7 @@ async function scenario(open) {
 
 test("stdio: a long call as a task, with progress, cancellation and a question", async () => {
   const transport = new StdioClientTransport({ command: TOOLHOST, args: ["--config", CONFIG, "--server", "conformance"],
-                                               stderr: "pipe" });
+                                               env: toolhostEnv(), stderr: "pipe" });
   const { client } = await scenario(() => connect(transport));
   await client.close();
 });

@@ -225,6 +225,25 @@ function page_bytes(page) {
   return b.slice(0, 8).join(" ") + "-" + b.slice(8).join(" ");
 }
 
+// bp nt!NtCreateFile; g on a live backend: the stop names nt!NtCreateFile in the trailer, and k
+// is the guest's known call chain up to it, every frame but the first unwound by .pdata.
+async function break_at_nt_create_file(client, L) {
+  const bp = await run(client, "bp nt!NtCreateFile");
+  assert.equal(bp.error, false, bp.text);
+  const hit = await run(client, "g");
+  assert.match(trailer(hit.text), /^\[target halted @ 0 \S+ nt!NtCreateFile \| process System \(4\)\]/, hit.text);
+  const k = await run(client, "k", "json");
+  const chain = L.call_chain.slice(0, L.call_chain.indexOf("NtCreateFile") + 1).reverse();
+  const frames = k.json.result.frames;
+  assert.deepEqual(
+    frames.map((f) => f.symbol.replace(/\+0x[0-9a-f]+$/, "")),
+    chain.map((f) => "nt!" + f),
+    k.text,
+  );
+  assert.equal(frames[frames.length - 1].return_address, "0x0");
+  assert.ok(frames.slice(1).every((f) => f.unwind === "pdata"), k.text);
+}
+
 // The checks every backend must pass: processes, scope, modules, dt, threads, !pte / !vtop.
 async function inspect(client, g, backend, translations) {
   const L = g.layout;
@@ -334,20 +353,7 @@ test("gdb, memory and a .dump /f of the guest: processes, scope, modules, thread
   assert.ok(cpus.text.includes(`.0  Processor 0  Thread ${addr(L.current_thread)}`), cpus.text);
 
   // bp nt!NtCreateFile through the PDB, the stop in the trailer, and k through .pdata.
-  const bp = await run(client, "bp nt!NtCreateFile");
-  assert.equal(bp.error, false, bp.text);
-  const hit = await run(client, "g");
-  assert.match(trailer(hit.text), /^\[target halted @ 0 \S+ nt!NtCreateFile \| process System \(4\)\]/, hit.text);
-  const k = await run(client, "k", "json");
-  const chain = L.call_chain.slice(0, L.call_chain.indexOf("NtCreateFile") + 1).reverse();
-  const frames = k.json.result.frames;
-  assert.deepEqual(
-    frames.map((f) => f.symbol.replace(/\+0x[0-9a-f]+$/, "")),
-    chain.map((f) => "nt!" + f),
-    k.text,
-  );
-  assert.equal(frames[frames.length - 1].return_address, "0x0");
-  assert.ok(frames.slice(1).every((f) => f.unwind === "pdata"), k.text);
+  await break_at_nt_create_file(client, L);
   const kb = await run(client, "kb");
   assert.match(kb.text, /^Child-SP {10}RetAddr {15}: Args to Child/, kb.text);
 
@@ -669,20 +675,7 @@ test("kd live (kd-sim driving the running guest through QEMU's gdbstub, 10% loss
   // bp nt!NtCreateFile; g: the guest runs into it; k is the guest's call chain by .pdata.
   await control(ctl, "requests reset");
   const started = Date.now();
-  const bp = await run(client, "bp nt!NtCreateFile");
-  assert.equal(bp.error, false, bp.text);
-  const hit = await run(client, "g");
-  assert.match(trailer(hit.text), /^\[target halted @ 0 \S+ nt!NtCreateFile \| process System \(4\)\]/, hit.text);
-  const k = await run(client, "k", "json");
-  const chain = L.call_chain.slice(0, L.call_chain.indexOf("NtCreateFile") + 1).reverse();
-  const frames = k.json.result.frames;
-  assert.deepEqual(
-    frames.map((f) => f.symbol.replace(/\+0x[0-9a-f]+$/, "")),
-    chain.map((f) => "nt!" + f),
-    k.text,
-  );
-  assert.equal(frames[frames.length - 1].return_address, "0x0");
-  assert.ok(frames.slice(1).every((f) => f.unwind === "pdata"), k.text);
+  await break_at_nt_create_file(client, L);
   console.log(`kd live, 10% loss / 5% corruption: bp nt!NtCreateFile; g; k took ${Date.now() - started} ms, ${await control(ctl, "requests")}`);
   // g again: the breakpoint is stepped off and hit on the next turn of the loop.
   const again = await run(client, "g");
@@ -750,18 +743,7 @@ test("kdnet live (kdnet-sim carrying kd-sim driving the running guest, 10% loss,
 
   // bp nt!NtCreateFile; g: the guest runs into it; k is its call chain by .pdata.
   await control(ctl, "requests reset");
-  const bp = await run(client, "bp nt!NtCreateFile");
-  assert.equal(bp.error, false, bp.text);
-  const hit = await run(client, "g");
-  assert.match(trailer(hit.text), /^\[target halted @ 0 \S+ nt!NtCreateFile \| process System \(4\)\]/, hit.text);
-  const k = await run(client, "k", "json");
-  const chain = L.call_chain.slice(0, L.call_chain.indexOf("NtCreateFile") + 1).reverse();
-  assert.deepEqual(
-    k.json.result.frames.map((f) => f.symbol.replace(/\+0x[0-9a-f]+$/, "")),
-    chain.map((f) => "nt!" + f),
-    k.text,
-  );
-  assert.ok(k.json.result.frames.slice(1).every((f) => f.unwind === "pdata"), k.text);
+  await break_at_nt_create_file(client, L);
   console.log(`kdnet live, 10% loss / 5% corruption: bp nt!NtCreateFile; g; k: ${await control(ctl, "requests")}`);
   const again = await run(client, "g");
   assert.match(trailer(again.text), / nt!NtCreateFile \| process System \(4\)\]/, again.text);

@@ -389,8 +389,13 @@ toolhost_status_t child_process::call(std::string_view op, std::string_view plug
       return s.code() == absl::StatusCode::kCancelled ? TOOLHOST_ERR_CANCELLED : TOOLHOST_ERR_INTERNAL;
     }
   }
+  // A progressToken asks for progress; so does a client that takes tasks (2026-07-28's extension),
+  // as a call of it may become a task whose status message is the call's progress.
   const bool wants_progress =
-      context != nullptr && std::string_view(context->meta_json).find("progressToken") != std::string_view::npos;
+      context != nullptr &&
+      (std::string_view(context->meta_json).find("progressToken") != std::string_view::npos ||
+       std::string_view(context->client_capabilities_json).find("io.modelcontextprotocol/tasks") !=
+           std::string_view::npos);
   const bool sent = p->ch->send(kind::call, p->id,
                                 {op, name, arguments, context != nullptr ? context->meta_json : "{}",
                                  context != nullptr ? context->client_capabilities_json : "{}",
