@@ -25,6 +25,14 @@ constexpr uint32_t kAllLists = TOOLHOST_LIST_TOOLS | TOOLHOST_LIST_RESOURCES | T
 // What we offer the upstream: its requests to ask the person or the model go to the client.
 constexpr const char* kUpstreamCapabilities = R"({"elicitation":{"form":{}},"sampling":{}})";
 
+// The host's name for the key of a question in a 2026-07-28 round (host/mcp/input_required.hpp).
+constexpr const char* kInputKeyMember = "io.toolhost/inputKey";
+
+// What the plugin ABI's client_request passes on.
+bool is_client_question(std::string_view method) {
+  return method == "elicitation/create" || method == "sampling/createMessage" || method == "roots/list";
+}
+
 bool valid_tool_name(std::string_view s) {
   if (s.empty() || s.size() > 64) return false;
   for (char c : s) {
@@ -61,9 +69,32 @@ bool has_capability(const std::optional<mcp::server_info>& info, std::string_vie
   return caps && sdk::member(*caps, name) != nullptr;
 }
 
+// The code of the upstream's JSON-RPC error behind `status`, 0 when there is none.
+int64_t error_code(const absl::Status& status) {
+  auto error = mcp::jsonrpc_error(status);
+  auto doc = error ? sdk::parse_json(*error) : std::nullopt;
+  const rapidjson::Value* code = doc ? sdk::member(*doc, "code") : nullptr;
+  return code != nullptr && code->IsInt64() ? code->GetInt64() : 0;
+}
+
 absl::Status with_error_object(absl::Status status, std::string error_json) {
   status.SetPayload(mcp::kJsonRpcErrorPayload, absl::Cord(std::move(error_json)));
   return status;
+}
+
+// A 2026-07-28 upstream is asked for its log messages at info, the level a 2025 server sends
+// before logging/setLevel, which the proxy never sends: each client of the host gets them at
+// its own level either way.
+mcp::client_options upstream_options(const proxy_settings& settings) {
+  mcp::client_options o;
+  o.upstream = settings.upstream;
+  o.client_name = "toolhost-rea-filter";
+  o.client_version = "0.1.0";
+  o.capabilities_json = kUpstreamCapabilities;
+  o.log_level = "info";
+  o.start_timeout = settings.start_timeout;
+  o.request_timeout = std::chrono::milliseconds(60000);
+  return o;
 }
 
 }  // namespace
@@ -71,8 +102,7 @@ absl::Status with_error_object(absl::Status status, std::string error_json) {
 proxy::proxy(proxy_settings settings, host_hooks hooks)
     : settings_(std::move(settings)),
       hooks_(std::move(hooks)),
-      client_(mcp::client_options{settings_.upstream, "toolhost-rea-filter", "0.1.0", kUpstreamCapabilities,
-                                  settings_.start_timeout, std::chrono::milliseconds(60000)},
+      client_(upstream_options(settings_),
               mcp::client_callbacks{
                   [this](const std::string& method, const std::string& params) { on_notification(method, params); },
                   [this](const std::string& method, const std::string& params) { return on_request(method, params); },
@@ -122,6 +152,10 @@ void proxy::ensure_loaded() {
   if (!s.ok()) {
     if (hooks_.host_log) hooks_.host_log(TOOLHOST_LOG_ERROR, std::string(s.message()));
     return;
+  }
+  if (auto info = client_.info(); info && hooks_.host_log) {
+    hooks_.host_log(TOOLHOST_LOG_INFO, "the upstream " + settings_.upstream.describe() + " speaks MCP " +
+                                           info->protocol_version + " (" + info->chosen_because + ")");
   }
   loaded_ = true;
 }
@@ -244,7 +278,7 @@ void proxy::on_notification(const std::string& method, const std::string& params
 }
 
 absl::StatusOr<std::string> proxy::on_request(const std::string& method, const std::string& params) {
-  if (method != "elicitation/create" && method != "sampling/createMessage" && method != "roots/list") {
+  if (!is_client_question(method)) {
     return absl::UnimplementedError("toolhost's rea-filter does not handle " + method);
   }
   // The upstream asks while one of our calls runs (that is what makes it ask); over stdio it
@@ -261,18 +295,23 @@ absl::StatusOr<std::string> proxy::on_request(const std::string& method, const s
     return absl::FailedPreconditionError("no tool call is running through which toolhost could pass " + method +
                                          " on to the client");
   }
-  const toolhost_call_t* call = borrowed->call;
+  auto answer = ask_client(borrowed->call, method, params);
+  {
+    std::lock_guard lock(calls_mutex_);
+    --borrowed->borrowed;
+  }
+  calls_changed_.notify_all();
+  return answer;
+}
+
+absl::StatusOr<std::string> proxy::ask_client(const toolhost_call_t* call, const std::string& method,
+                                              const std::string& params) {
   sdk::string_writer out;
   // Bounded like the call itself: should the upstream die while the person thinks, the call
   // that carries the question must still end.
   const auto limit = std::min<int64_t>(settings_.timeout.count(), UINT32_MAX);
   const toolhost_status_t s =
       call->client_request(call, method.c_str(), params.c_str(), static_cast<uint32_t>(limit), out.raw());
-  {
-    std::lock_guard lock(calls_mutex_);
-    --borrowed->borrowed;
-  }
-  calls_changed_.notify_all();
   if (s == TOOLHOST_OK) return out.take();
   const std::string answer = out.take();
   absl::Status status = sdk::status_from(s, sdk::client_request_failure(s, method, answer));
@@ -284,6 +323,31 @@ absl::StatusOr<std::string> proxy::on_request(const std::string& method, const s
                                  sdk::quote("The client connected to toolhost does not support " + method) + "}");
   }
   return status;
+}
+
+mcp::input_fn proxy::input_for(const toolhost_call_t* call) {
+  // The host in front keys a 2026-07-28 client's questions: the upstream's keys, prefixed so that
+  // they never meet the host's own (its approval of this very call is "toolhost_approval" too),
+  // keep each question's answer with it across the client's rounds, in which the upstream is
+  // called afresh and asks again under the same keys.
+  const bool front_is_modern = call->protocol_version != nullptr && call->protocol_version == mcp::kModernVersion;
+  return [this, call, front_is_modern](const mcp::input_request& q) -> absl::StatusOr<std::string> {
+    if (!is_client_question(q.method)) {
+      return absl::UnimplementedError("the upstream asks for " + q.method + ", which toolhost cannot pass on");
+    }
+    if (!front_is_modern) return ask_client(call, q.method, q.params);
+    auto params = sdk::parse_json(q.params);
+    if (!params || !params->IsObject()) return ask_client(call, q.method, q.params);
+    auto& a = params->GetAllocator();
+    if (!params->HasMember("_meta") || !(*params)["_meta"].IsObject()) {
+      params->RemoveMember("_meta");
+      params->AddMember("_meta", rapidjson::Value(rapidjson::kObjectType), a);
+    }
+    (*params)["_meta"].RemoveMember(kInputKeyMember);
+    (*params)["_meta"].AddMember(rapidjson::StringRef(kInputKeyMember),
+                                 rapidjson::Value(("upstream." + q.key).c_str(), a), a);
+    return ask_client(call, q.method, sdk::to_json(*params));
+  };
 }
 
 std::string proxy::upstream_error_text(std::string_view tool, const absl::Status& status) const {
@@ -330,6 +394,7 @@ bool proxy::call_tool(const toolhost_call_t* call, std::string_view name, std::s
   options.timeout = settings_.timeout;
   options.meta_json = call->meta_json != nullptr ? call->meta_json : "";
   options.cancel = cancel;
+  options.input = input_for(call);
   if (options.meta_json.find("progressToken") != std::string::npos) {
     auto meta = sdk::parse_json(options.meta_json);
     if (meta && sdk::member(*meta, "progressToken") != nullptr) {
@@ -370,32 +435,38 @@ bool proxy::call_tool(const toolhost_call_t* call, std::string_view name, std::s
   return true;
 }
 
-toolhost_status_t proxy::read_resource(const toolhost_call_t*, std::string_view uri, std::string* result) {
+toolhost_status_t proxy::read_resource(const toolhost_call_t* call, std::string_view uri, std::string* result) {
   ensure_loaded();
-  auto answer = client_.request("resources/read", std::string(R"({"uri":)") + sdk::quote(uri) + "}");
+  mcp::request_options options;
+  if (call != nullptr) options.input = input_for(call);
+  auto answer = client_.request("resources/read", std::string(R"({"uri":)") + sdk::quote(uri) + "}", options);
   if (answer.ok()) {
     *result = std::move(*answer);
     return TOOLHOST_OK;
   }
   *result = std::string(answer.status().message());
-  auto error = mcp::jsonrpc_error(answer.status());
-  if (error && (error->find("-32002") != std::string::npos)) return TOOLHOST_ERR_NOT_FOUND;
+  // A missing resource is -32002 up to 2025-11-25 and -32602 in 2026-07-28; the host in front
+  // says it in its own client's era.
+  const int64_t code = error_code(answer.status());
+  const auto info = client_.info();
+  if (code == -32002 || (code == -32602 && info && info->modern())) return TOOLHOST_ERR_NOT_FOUND;
   return TOOLHOST_ERR_INTERNAL;
 }
 
-toolhost_status_t proxy::get_prompt(const toolhost_call_t*, std::string_view name, std::string_view arguments,
+toolhost_status_t proxy::get_prompt(const toolhost_call_t* call, std::string_view name, std::string_view arguments,
                                     std::string* result) {
   ensure_loaded();
+  mcp::request_options options;
+  if (call != nullptr) options.input = input_for(call);
   const std::string params = std::string(R"({"name":)") + sdk::quote(name) + R"(,"arguments":)" +
                              std::string(arguments.empty() ? std::string_view("{}") : arguments) + "}";
-  auto answer = client_.request("prompts/get", params);
+  auto answer = client_.request("prompts/get", params, options);
   if (answer.ok()) {
     *result = std::move(*answer);
     return TOOLHOST_OK;
   }
   *result = std::string(answer.status().message());
-  auto error = mcp::jsonrpc_error(answer.status());
-  if (error && error->find("-32602") != std::string::npos) return TOOLHOST_ERR_INVALID_ARGUMENT;
+  if (error_code(answer.status()) == -32602) return TOOLHOST_ERR_INVALID_ARGUMENT;
   return TOOLHOST_ERR_INTERNAL;
 }
 

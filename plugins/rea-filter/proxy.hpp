@@ -78,6 +78,12 @@ class proxy {
   void ensure_loaded();
   void on_notification(const std::string& method, const std::string& params);
   absl::StatusOr<std::string> on_request(const std::string& method, const std::string& params);
+  // Passes a question of the upstream's to the client through `call` (the plugin ABI's
+  // client_request), bounded by the call's timeout; the answer, or an error the upstream can read.
+  absl::StatusOr<std::string> ask_client(const toolhost_call_t* call, const std::string& method,
+                                         const std::string& params);
+  // Answers a 2026-07-28 upstream's input-required questions through `call`.
+  toolhost::mcp_client::input_fn input_for(const toolhost_call_t* call);
   void refresher_loop();
   std::string upstream_error_text(std::string_view tool, const absl::Status& status) const;
   // The sentence for the agent while the last start failed (instructions, calls); "" otherwise.

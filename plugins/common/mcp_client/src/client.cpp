@@ -11,14 +11,14 @@ namespace sdk = toolhost::sdk;
 
 namespace {
 
-bool known_protocol(std::string_view v) {
-  return v == "2025-11-25" || v == "2025-06-18" || v == "2025-03-26" || v == "2024-11-05";
-}
-
 // The progress token of a notifications/progress as text, so that 7 and "7" stay distinct.
 std::string token_key(const rapidjson::Value& token) { return sdk::to_json(token); }
 
 }  // namespace
+
+client_identity client::identity() const {
+  return {options_.client_name, options_.client_version, options_.capabilities_json, options_.log_level};
+}
 
 client::client(client_options options, client_callbacks callbacks)
     : options_(std::move(options)), callbacks_(std::move(callbacks)) {}
@@ -75,10 +75,6 @@ absl::Status client::start() {
     deliberate_[conn.get()] = deliberate;
   }
 
-  const std::string init_params = std::string(R"({"protocolVersion":)") + sdk::quote(kProtocolVersion) +
-                                  R"(,"capabilities":)" + options_.capabilities_json + R"(,"clientInfo":{"name":)" +
-                                  sdk::quote(options_.client_name) + R"(,"version":)" +
-                                  sdk::quote(options_.client_version) + "}}";
   auto fail = [&](absl::Status s) {
     deliberate->store(true);
     conn->close();
@@ -87,31 +83,12 @@ absl::Status client::start() {
     deliberate_.erase(conn.get());
     return s;
   };
-  auto reply = conn->request("initialize", init_params, options_.start_timeout);
-  if (!reply.ok()) {
-    return fail(absl::Status(reply.status().code(), "could not initialize the upstream " +
-                                                        options_.upstream.describe() + ": " +
-                                                        std::string(reply.status().message())));
+  auto info = negotiate(*conn, identity(), options_.discover_timeout, options_.start_timeout);
+  if (!info.ok()) {
+    return fail(absl::Status(info.status().code(), "could not initialize the upstream " + options_.upstream.describe() +
+                                                       ": " + std::string(info.status().message())));
   }
-  auto doc = sdk::parse_json(*reply);
-  if (!doc || !doc->IsObject()) {
-    return fail(absl::InternalError("the upstream " + options_.upstream.describe() +
-                                    " answered initialize with something that is not an object"));
-  }
-  server_info info;
-  info.protocol_version = std::string(sdk::string_member(*doc, "protocolVersion").value_or(""));
-  if (!known_protocol(info.protocol_version)) {
-    return fail(absl::FailedPreconditionError("the upstream " + options_.upstream.describe() +
-                                              " speaks MCP protocol version '" + info.protocol_version +
-                                              "', which this client does not support"));
-  }
-  const rapidjson::Value* caps = sdk::member(*doc, "capabilities");
-  info.capabilities = caps != nullptr && caps->IsObject() ? sdk::to_json(*caps) : "{}";
-  const rapidjson::Value* server = sdk::member(*doc, "serverInfo");
-  info.server = server != nullptr ? sdk::to_json(*server) : "{}";
-  info.instructions = std::string(sdk::string_member(*doc, "instructions").value_or(""));
-  conn->negotiated(info.protocol_version);
-  if (absl::Status s = conn->notify("notifications/initialized", ""); !s.ok()) return fail(s);
+  if (info->modern()) listen_for_changes(*conn, *info);
 
   std::lock_guard lock(mutex_);
   if (starting_ != conn) {  // stop() ran meanwhile
@@ -121,7 +98,7 @@ absl::Status client::start() {
   }
   starting_.reset();
   conn_ = conn;
-  info_ = std::move(info);
+  info_ = *std::move(info);
   return absl::OkStatus();
 }
 
@@ -172,6 +149,8 @@ absl::StatusOr<std::string> client::request(std::string_view method, std::string
     given.Parse(options.meta_json.data(), options.meta_json.size());
     if (!given.HasParseError() && given.IsObject()) meta.CopyFrom(given, alloc);
   }
+  // The caller's 2026-07-28 context (its own client's version and capabilities) is not ours.
+  remove_request_meta(meta);
   // Our own token replaces the caller's: tokens must be unique among the requests in flight
   // on this connection, and several downstream sessions may share one upstream.
   meta.RemoveMember("progressToken");
@@ -186,12 +165,41 @@ absl::StatusOr<std::string> client::request(std::string_view method, std::string
   if (meta.MemberCount() != 0) params.AddMember("_meta", meta, alloc);
 
   const auto timeout = options.timeout.count() > 0 ? options.timeout : options_.request_timeout;
-  auto answer = (*conn)->request(method, sdk::to_json(params), timeout, options.cancel);
+  absl::StatusOr<std::string> answer;
+  if ((*conn)->protocol_version() == kModernVersion) {
+    add_request_meta(params, alloc, identity());
+    answer = request_with_rounds(**conn, method, sdk::to_json(params), timeout, options.cancel, options.input);
+    if (answer.ok()) answer = legacy_result(*std::move(answer));
+  } else {
+    answer = (*conn)->request(method, sdk::to_json(params), timeout, options.cancel);
+  }
   if (!token.empty()) {
     std::lock_guard lock(progress_mutex_);
     progress_.erase(sdk::quote(token));
   }
   return answer;
+}
+
+void client::listen_for_changes(connection& conn, const server_info& info) {
+  auto caps = sdk::parse_json(info.capabilities);
+  if (!caps) return;
+  auto announces = [&](const char* what) {
+    const rapidjson::Value* c = sdk::member(*caps, what);
+    const rapidjson::Value* flag = c != nullptr ? sdk::member(*c, "listChanged") : nullptr;
+    return flag != nullptr && flag->IsBool() && flag->GetBool();
+  };
+  std::string filter;
+  if (announces("tools")) filter += R"("toolsListChanged":true,)";
+  if (announces("resources")) filter += R"("resourcesListChanged":true,)";
+  if (announces("prompts")) filter += R"("promptsListChanged":true,)";
+  if (filter.empty()) return;
+  filter.pop_back();
+  rapidjson::Document params;
+  params.Parse(("{\"notifications\":{" + filter + "}}").c_str());
+  add_request_meta(params, params.GetAllocator(), identity());
+  // Open as long as the connection is: its notifications arrive as any others do (on_notification),
+  // and it ends with the connection, so nobody waits for its answer.
+  (void)conn.send_request("subscriptions/listen", sdk::to_json(params));
 }
 
 absl::StatusOr<std::vector<std::string>> client::list_all(std::string_view method, std::string_view key) {

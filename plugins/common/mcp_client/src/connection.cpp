@@ -63,8 +63,13 @@ absl::StatusOr<std::string> connection::request(std::string_view method, std::st
     return s;
   }
   auto tell_cancelled = [this, id](std::string_view reason) {
-    (void)notify("notifications/cancelled",
-                 R"({"requestId":)" + std::to_string(id) + R"(,"reason":)" + sdk::quote(reason) + "}");
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) return;
+    }
+    (void)wire_->cancel(std::to_string(id),
+                        make_notification("notifications/cancelled", R"({"requestId":)" + std::to_string(id) +
+                                                                         R"(,"reason":)" + sdk::quote(reason) + "}"));
   };
   if (cancel != nullptr) {
     cancel->set_hook([this, id, tell_cancelled](const std::string& reason) {
@@ -124,6 +129,16 @@ absl::Status connection::notify(std::string_view method, std::string_view params
     if (closed_) return absl::UnavailableError(closed_reason_);
   }
   return wire_->send(make_notification(method, params_json));
+}
+
+absl::Status connection::send_request(std::string_view method, std::string_view params_json) {
+  int64_t id = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) return absl::UnavailableError(closed_reason_);
+    id = next_id_++;  // not in pending_: an answer to it is dropped as a late one
+  }
+  return wire_->send(make_request(id, method, params_json));
 }
 
 void connection::on_message(std::string_view text) {
@@ -218,6 +233,19 @@ void connection::close() {
   // Requests from the upstream still being answered hold a reference to us; give them a
   // moment so their answers are not cut off mid-way.
   server_requests_done_.wait_for(lock, std::chrono::seconds(2), [this] { return server_requests_running_ == 0; });
+}
+
+void connection::negotiated(std::string_view protocol_version) {
+  {
+    std::lock_guard lock(mutex_);
+    protocol_version_ = std::string(protocol_version);
+  }
+  wire_->negotiated(protocol_version);
+}
+
+std::string connection::protocol_version() const {
+  std::lock_guard lock(mutex_);
+  return protocol_version_;
 }
 
 bool connection::closed() const {

@@ -1,7 +1,9 @@
 #include <toolhost/mcp_client/http_transport.hpp>
 
 #include <atomic>
+#include <limits>
 #include <list>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -12,6 +14,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+
+#include <absl/strings/escaping.h>
 
 #include <toolhost/mcp_client/json_rpc.hpp>
 #include <toolhost/mcp_client/sse_parser.hpp>
@@ -58,10 +62,45 @@ absl::StatusOr<parsed_url> parse_url(const std::string& url) {
   return out;
 }
 
-// Streamable HTTP (MCP 2025-03-26 .. 2025-11-25): every message we send is a POST on a thread
-// of its own (an answer may stream for half an hour); the answer comes back as JSON or as an
-// SSE stream that may carry the server's requests and notifications first. One GET stream
-// carries what the server sends outside any request.
+// A header value as 2026-07-28 has it: plain when it is visible ASCII (inner spaces allowed),
+// else `=?base64?...?=` of its UTF-8 bytes.
+std::string header_value(std::string_view v) {
+  bool plain = !v.empty() && v.front() != ' ' && v.back() != ' ';
+  for (unsigned char c : v) plain = plain && c >= 0x20 && c <= 0x7e;
+  if (plain) return std::string(v);
+  return "=?base64?" + absl::Base64Escape(absl::string_view(v.data(), v.size())) + "?=";
+}
+
+// What a POST's headers repeat of its body in 2026-07-28 (empty version: a 2025-era message).
+struct mirrored {
+  std::string version;  // params._meta's protocolVersion
+  std::string method;
+  std::string name;  // params.name, .uri or .taskId, for the methods that name something
+};
+
+mirrored mirror_of(const rapidjson::Value& doc) {
+  mirrored m;
+  const rapidjson::Value* params = sdk::member(doc, "params");
+  const rapidjson::Value* meta = params != nullptr ? sdk::member(*params, "_meta") : nullptr;
+  auto version = meta != nullptr ? sdk::string_member(*meta, "io.modelcontextprotocol/protocolVersion") : std::nullopt;
+  if (!version) return m;
+  m.version = std::string(*version);
+  m.method = std::string(sdk::string_member(doc, "method").value_or(""));
+  const char* named = m.method == "tools/call" || m.method == "prompts/get" ? "name"
+                      : m.method == "resources/read"                        ? "uri"
+                      : m.method.rfind("tasks/", 0) == 0                    ? "taskId"
+                                                                            : nullptr;
+  if (named != nullptr) m.name = std::string(sdk::string_member(*params, named).value_or(""));
+  return m;
+}
+
+// Streamable HTTP: every message we send is a POST on a thread of its own (an answer may
+// stream for half an hour); the answer comes back as JSON or as an SSE stream that may carry
+// the server's requests and notifications first. In 2025-11-25 one GET stream carries what the
+// server sends outside any request, and a session id ties the POSTs together. In 2026-07-28
+// there is neither: each POST says in its headers what its body is (MCP-Protocol-Version,
+// Mcp-Method, Mcp-Name), list changes come on a subscriptions/listen POST, and closing a POST's
+// stream cancels its request.
 class http_transport final : public transport {
  public:
   http_transport(upstream_spec spec, parsed_url url) : spec_(std::move(spec)), url_(std::move(url)) {}
@@ -77,18 +116,34 @@ class http_transport final : public transport {
     if (closed_) return absl::UnavailableError("the connection to " + spec_.url + " is closed");
     // The id of a request, so that an HTTP failure can fail exactly that request.
     std::string id;
+    mirrored headers;
     if (auto doc = sdk::parse_json(json); doc && sdk::member(*doc, "method") != nullptr) {
       if (const rapidjson::Value* v = sdk::member(*doc, "id")) id = sdk::to_json(*v);
+      headers = mirror_of(*doc);
     }
     reap_finished();
-    spawn([this, body = std::string(json), id] { post(body, id); });
+    spawn([this, body = std::string(json), id, headers = std::move(headers)] { post(body, id, headers); });
     return absl::OkStatus();
   }
 
   void negotiated(std::string_view protocol_version) override {
     std::lock_guard lock(mutex_);
     protocol_version_ = std::string(protocol_version);
-    if (!closed_) spawn([this] { listen(); });
+    stateless_ = protocol_version == "2026-07-28";
+    if (!closed_ && !stateless_) spawn([this] { listen(); });
+  }
+
+  absl::Status cancel(const std::string& id_json, std::string_view notice) override {
+    {
+      std::lock_guard lock(mutex_);
+      if (stateless_) {
+        // The server sees the stream end; the exchange's thread then fails the request, which the
+        // connection has settled already.
+        if (auto it = request_sockets_.find(id_json); it != request_sockets_.end()) ::shutdown(it->second, SHUT_RDWR);
+        return absl::OkStatus();
+      }
+    }
+    return send(notice);
   }
 
   void close() override {
@@ -152,6 +207,14 @@ class http_transport final : public transport {
     ~exchange() {
       std::lock_guard lock(owner_.mutex_);
       owner_.sockets_.erase(fd_);
+      if (!id_.empty()) owner_.request_sockets_.erase(id_);
+    }
+    // Registers the socket as the one carrying request `id`, for cancel().
+    void carries(const std::string& id) {
+      std::lock_guard lock(owner_.mutex_);
+      if (fd_ < 0 || id.empty()) return;
+      owner_.request_sockets_[id] = fd_;
+      id_ = id;
     }
     beast::error_code connect() {
       beast::error_code ec;
@@ -173,25 +236,33 @@ class http_transport final : public transport {
     net::io_context io_;
     tcp::socket socket_;
     int fd_ = -1;
+    std::string id_;
   };
 
-  http::request<http::string_body> make(http::verb verb) {
+  http::request<http::string_body> make(http::verb verb, const mirrored& headers = {}) {
     http::request<http::string_body> req{verb, url_.target, 11};
     req.set(http::field::host, url_.host + ":" + url_.port);
     req.set(http::field::user_agent, "toolhost-mcp-client");
     std::lock_guard lock(mutex_);
     if (!session_id_.empty()) req.set("Mcp-Session-Id", session_id_);
-    if (!protocol_version_.empty()) req.set("MCP-Protocol-Version", protocol_version_);
+    if (!headers.version.empty()) {
+      req.set("MCP-Protocol-Version", headers.version);
+      req.set("Mcp-Method", headers.method);
+      if (!headers.name.empty()) req.set("Mcp-Name", header_value(headers.name));
+    } else if (!protocol_version_.empty()) {
+      req.set("MCP-Protocol-Version", protocol_version_);
+    }
     for (const auto& [k, v] : spec_.headers) req.set(k, v);
     return req;
   }
 
-  void post(const std::string& body, const std::string& id) {
+  void post(const std::string& body, const std::string& id, const mirrored& headers) {
     exchange x(*this);
     if (beast::error_code ec = x.connect()) {
       return fail_closed("could not reach the upstream " + spec_.url + ": " + ec.message());
     }
-    auto req = make(http::verb::post);
+    x.carries(id);
+    auto req = make(http::verb::post, headers);
     req.set(http::field::content_type, "application/json");
     req.set(http::field::accept, "application/json, text/event-stream");
     req.body() = body;
@@ -206,7 +277,10 @@ class http_transport final : public transport {
   void read_answer(exchange& x, const std::string& id) {
     beast::flat_buffer buffer;
     http::response_parser<http::buffer_body> parser;
-    parser.body_limit(boost::none);
+    // No limit (an SSE stream may go on for half an hour; JSON is capped below), spelled as the
+    // largest number: Boost 1.74 compares a Content-Length with an unset limit as larger than
+    // it, so `boost::none` refuses every JSON answer with "body limit exceeded".
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
     beast::error_code ec;
     http::read_header(x.socket(), buffer, parser, ec);
     if (ec) {
@@ -327,7 +401,9 @@ class http_transport final : public transport {
   bool closed_ = false;
   std::string session_id_;
   std::string protocol_version_;
+  bool stateless_ = false;  // 2026-07-28 was chosen
   std::set<int> sockets_;
+  std::map<std::string, int> request_sockets_;  // request id (JSON) -> the socket of its POST
   std::list<worker> threads_;
   std::once_flag ended_;
 };

@@ -1,7 +1,9 @@
-// An MCP client for one upstream server: starts it (lazily, and again after it died),
-// initializes it, lists what it offers across pages, and sends requests with progress,
-// cancellation and timeouts. Upstream notifications and requests reach the owner through
-// callbacks.
+// An MCP client for one upstream server: starts it (lazily, and again after it died), opens the
+// conversation in 2026-07-28 when the upstream offers it and in 2025-11-25 otherwise
+// (negotiation.hpp), lists what it offers across pages, and sends requests with progress,
+// cancellation, timeouts and (2026-07-28) input-required rounds. Upstream notifications and
+// requests reach the owner through callbacks, in either era: a 2026-07-28 upstream's list changes
+// come on a subscriptions/listen stream the client keeps open.
 #pragma once
 
 #include <atomic>
@@ -20,30 +22,28 @@
 
 #include <toolhost/mcp_client/cancel_flag.hpp>
 #include <toolhost/mcp_client/connection.hpp>
+#include <toolhost/mcp_client/input_rounds.hpp>
+#include <toolhost/mcp_client/negotiation.hpp>
 #include <toolhost/mcp_client/transport.hpp>
 
 namespace toolhost::mcp_client {
-
-inline constexpr std::string_view kProtocolVersion = "2025-11-25";
 
 struct client_options {
   upstream_spec upstream;
   std::string client_name = "toolhost";
   std::string client_version = "0.1.0";
-  // What we tell the upstream we can do (the initialize request's capabilities).
+  // What we tell the upstream we can do (initialize's capabilities, or 2026-07-28's _meta).
   std::string capabilities_json = "{}";
+  // 2026-07-28: the log level every request asks for (its _meta logLevel), so that the upstream
+  // sends log messages as a 2025 server does before logging/setLevel; empty asks for none.
+  std::string log_level;
   // Starting and initializing the upstream (npx may have to download it first).
   std::chrono::milliseconds start_timeout{120000};
+  // How long server/discover may go unanswered before the upstream counts as initialize-era
+  // (at most half of start_timeout). An upstream that takes longer to begin reading gets 2025-11-25.
+  std::chrono::milliseconds discover_timeout{10000};
   // Requests other than the ones given their own timeout (lists, reads).
   std::chrono::milliseconds request_timeout{60000};
-};
-
-// What the upstream said about itself in its initialize reply.
-struct server_info {
-  std::string protocol_version;
-  std::string capabilities;  // JSON object
-  std::string server;        // the serverInfo object, JSON
-  std::string instructions;  // may be empty
 };
 
 struct client_callbacks {
@@ -51,7 +51,8 @@ struct client_callbacks {
   // must not send requests. `params` is JSON.
   std::function<void(const std::string& method, const std::string& params)> notification;
   // Upstream requests other than ping (elicitation/create, sampling/createMessage,
-  // roots/list), on a thread of their own. Returns the result JSON or an error.
+  // roots/list) of a 2025-era upstream, on a thread of their own. Returns the result JSON or an
+  // error. (A 2026-07-28 upstream asks through the request instead: request_options.input.)
   std::function<absl::StatusOr<std::string>(const std::string& method, const std::string& params)> request;
   // The upstream went away on its own (not through stop()). Must not block.
   std::function<void(const std::string& reason)> closed;
@@ -65,6 +66,9 @@ struct request_options {
   std::string meta_json;                 // the `_meta` to send (a progressToken in it is replaced)
   progress_fn progress;                  // set: ask the upstream for progress and route it here
   std::shared_ptr<cancel_flag> cancel;   // raised: tell the upstream and return Cancelled
+  // 2026-07-28: answers the questions of an input-required result, after which the request is
+  // sent again with the answers. Unset: such a result is an error naming the questions.
+  input_fn input;
 };
 
 class client {
@@ -78,7 +82,7 @@ class client {
   // the same start. [any-thread]
   absl::Status start();
   bool running() const;
-  // The initialize reply of the running (or last) upstream.
+  // What the running (or last) upstream said about itself, and which revision it speaks.
   std::optional<server_info> info() const;
   // The process id of the running upstream, 0 when none.
   int pid() const;
@@ -88,7 +92,9 @@ class client {
   absl::StatusOr<std::vector<std::string>> list_all(std::string_view method, std::string_view key);
 
   // One request; `params_json` is an object. Starts the upstream if needed. Returns the
-  // result JSON or an error status (see connection::request).
+  // result JSON or an error status (see connection::request). With a 2026-07-28 upstream the
+  // request carries the era's _meta, input-required rounds are answered through options.input,
+  // and the result comes back as 2025-11-25 has it (legacy_result), so callers see one shape.
   absl::StatusOr<std::string> request(std::string_view method, std::string_view params_json,
                                       const request_options& options = {});
 
@@ -97,7 +103,10 @@ class client {
 
  private:
   absl::StatusOr<std::shared_ptr<connection>> current();
+  client_identity identity() const;
   void on_notification(const std::shared_ptr<connection>& from, const message& m);
+  // Opens subscriptions/listen for the list changes a 2026-07-28 upstream says it announces.
+  void listen_for_changes(connection& conn, const server_info& info);
 
   client_options options_;
   client_callbacks callbacks_;

@@ -53,18 +53,24 @@ class connection : public std::enable_shared_from_this<connection> {
 
   // Sends a request and waits for its answer: the result JSON, or an error status (the
   // upstream's error, Unavailable when the wire closed, DeadlineExceeded after `timeout`,
-  // Cancelled when `cancel` was raised). On timeout and cancel the other side is told with
-  // notifications/cancelled, as MCP asks. [any-thread]
+  // Cancelled when `cancel` was raised). On timeout and cancel the other side is told as the
+  // transport does it (transport::cancel): notifications/cancelled, or in 2026-07-28 over HTTP
+  // closing the request's stream. [any-thread]
   absl::StatusOr<std::string> request(std::string_view method, std::string_view params_json,
                                       std::chrono::milliseconds timeout,
                                       const std::shared_ptr<cancel_flag>& cancel = nullptr);
   absl::Status notify(std::string_view method, std::string_view params_json);
+  // Sends a request whose answer nobody waits for (a 2026-07-28 subscriptions/listen, open as
+  // long as the connection is); its notifications arrive as any others do. [any-thread]
+  absl::Status send_request(std::string_view method, std::string_view params_json);
 
   void close();
   bool closed() const;
   std::string closed_reason() const;
   int pid() const { return wire_ != nullptr ? wire_->pid() : 0; }
-  void negotiated(std::string_view protocol_version) { wire_->negotiated(protocol_version); }
+  // The revision chosen for this connection (negotiation.hpp); empty until then.
+  void negotiated(std::string_view protocol_version);
+  std::string protocol_version() const;
 
  private:
   void on_message(std::string_view text);
@@ -79,6 +85,7 @@ class connection : public std::enable_shared_from_this<connection> {
   std::map<int64_t, std::optional<absl::StatusOr<std::string>>> pending_;
   bool closed_ = false;
   std::string closed_reason_;
+  std::string protocol_version_;
   int server_requests_running_ = 0;
   std::condition_variable server_requests_done_;
 };

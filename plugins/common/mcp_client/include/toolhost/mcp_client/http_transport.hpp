@@ -1,4 +1,4 @@
-// An upstream MCP server over Streamable HTTP (MCP 2025-03-26 to 2025-11-25).
+// An upstream MCP server over Streamable HTTP (MCP 2025-03-26 to 2025-11-25, and 2026-07-28).
 #pragma once
 
 #include <memory>

@@ -46,8 +46,16 @@ class transport {
   virtual void close() = 0;
   // The upstream's process id, or 0 when there is none (HTTP).
   virtual int pid() const { return 0; }
-  // Told once initialize succeeded: HTTP sends the version in a header from then on.
+  // Told once the revision is chosen (initialize succeeded, or server/discover): HTTP sends the
+  // version in a header from then on and, in 2025-11-25, opens its GET stream.
   virtual void negotiated(std::string_view protocol_version) { (void)protocol_version; }
+  // Tells the other side that the request `id_json` is cancelled. `notice` is the
+  // notifications/cancelled message, which stdio (both eras) and 2025-era HTTP send; 2026-07-28
+  // HTTP closes the request's stream instead, which that revision makes the cancellation.
+  virtual absl::Status cancel(const std::string& id_json, std::string_view notice) {
+    (void)id_json;
+    return send(notice);
+  }
   // Lets a thread that waits for an answer read the wire itself, delivering every message
   // through `on_message` as the transport's own thread would, until `done()` is true, the
   // deadline passes or the wire ends. Being woken by another thread that read the answer costs
