@@ -588,6 +588,19 @@ std::string fmt(const char* f, double v) {
 int main(int argc, char** argv) {
   std::map<std::string, std::string> opt = {{"--calls", "3000"}, {"--seconds", "5"}, {"--starts", "9"}};
   for (int i = 1; i + 1 < argc; i += 2) opt[argv[i]] = argv[i + 1];
+  // --http-port PORT: only the HTTP loads, both eras, against a toolhost already serving the echo
+  // endpoint there (to profile the server while they run).
+  if (opt.count("--http-port") != 0) {
+    const int port = std::atoi(opt["--http-port"].c_str());
+    const double seconds = std::atof(opt["--seconds"].c_str());
+    for (int clients : {1, 16}) {
+      const double old_era = run_clients(port, clients, seconds);
+      const double new_era = run_clients(port, clients, seconds, era::stateless_2026);
+      std::printf("%2d clients: 2025-11-25 %.0f calls/s, 2026-07-28 %.0f calls/s (%.2fx)\n", clients, old_era,
+                  new_era, new_era / old_era);
+    }
+    return 0;
+  }
   for (const char* need : {"--toolhost", "--config", "--node", "--everything", "--floor"}) {
     if (opt.count(need) == 0) fail(std::string("missing ") + need + " (see bench/mcp/run)");
   }
