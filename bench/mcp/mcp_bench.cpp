@@ -593,6 +593,13 @@ int main(int argc, char** argv) {
   if (opt.count("--http-port") != 0) {
     const int port = std::atoi(opt["--http-port"].c_str());
     const double seconds = std::atof(opt["--seconds"].c_str());
+    if (opt.count("--era") != 0) {  // one load alone: --era 2025|2026 --clients N
+      const era e = opt["--era"] == "2026" ? era::stateless_2026 : era::initialize_2025;
+      const int clients = opt.count("--clients") != 0 ? std::atoi(opt["--clients"].c_str()) : 16;
+      std::printf("%2d clients, %s: %.0f calls/s\n", clients, opt["--era"].c_str(),
+                  run_clients(port, clients, seconds, e));
+      return 0;
+    }
     for (int clients : {1, 16}) {
       const double old_era = run_clients(port, clients, seconds);
       const double new_era = run_clients(port, clients, seconds, era::stateless_2026);
