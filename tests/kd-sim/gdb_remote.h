@@ -24,9 +24,9 @@ class gdb_remote {
                                      std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // Sends `packet` without waiting for a reply (c, s: the reply is the next stop).
   bool send(const std::string& packet);
-  // The next packet the stub sends within `timeout` (0: only one already here).
+  // The next packet QEMU sends within `timeout` (0: only one already here).
   std::optional<std::string> receive(std::chrono::milliseconds timeout);
-  void interrupt();  // ^C: the stub stops the VM and answers with a stop reply
+  void interrupt();  // ^C: QEMU stops the VM and answers with a stop reply
   bool alive() const { return fd_ >= 0; }
 
  private:

@@ -51,7 +51,8 @@ struct options {
   bool reset_storm = false;
 };
 
-// The KD stub of a kernel running on `machine` (a sim_machine or the live qemu_machine).
+// The target side of KD (what Windows' kdcom and kd code do) for a kernel running on `machine`
+// (a sim_machine or the live qemu_machine).
 class kd_server {
  public:
   kd_server(options o, std::unique_ptr<machine> m);

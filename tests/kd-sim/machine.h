@@ -1,4 +1,4 @@
-// The x86-64 machine a KD stub serves, as the kernel's debugger code sees it: processors whose
+// The x86-64 machine the target side of KD serves, as the kernel's debugger code sees it: processors whose
 // state was saved when they entered the debugger, physical memory with 4-level page tables, a
 // way to plant a software breakpoint, and run control. Two implementations: sim_machine (the
 // built-in kernel or a snapshot of the Windows-shaped guest) and qemu_machine (the live guest
