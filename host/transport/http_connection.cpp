@@ -296,10 +296,9 @@ class connection : public connection_table::member, public std::enable_shared_fr
     http_session::post_result result;
     if (sv(req["mcp-session-id"]).empty()) {
       // Only initialize and 2026-07-28 requests come without a session: initialize creates one;
-      // a 2026-07-28 request is served by a session of its own that ends with its answer.
-      // A keep-alive connection's 2026-07-28 requests come one after another: the session that
-      // served the last one serves the next (it holds nothing of a finished request), so that a
-      // request does not pay for building and ending a session; measured in bench/mcp.
+      // 2026-07-28 requests are served by a session this connection owns. They come one after
+      // another, so the session that served the last one serves the next (it holds nothing of a
+      // finished request) and a request does not pay for building and ending one (bench/mcp).
       const bool reuse = stateless_ && listed(mcp::kStatelessVersions, sv(req["mcp-protocol-version"]));
       session = reuse ? stateless_ : session_registry::make(*ep.server);
       if (!reuse && stateless_) end_stateless();
@@ -657,7 +656,7 @@ class connection : public connection_table::member, public std::enable_shared_fr
   char scratch_[512];
 
   std::weak_ptr<http_session> session_;
-  std::shared_ptr<http_session> stateless_;  // the session of a 2026-07-28 request: this connection owns it
+  std::shared_ptr<http_session> stateless_;  // this connection's 2026-07-28 requests' session
   std::shared_ptr<stream> stream_;
   std::shared_ptr<connection> self_;
   uint64_t cursor_ = 0;

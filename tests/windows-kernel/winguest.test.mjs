@@ -143,6 +143,14 @@ symbol_path = ${JSON.stringify(GUEST)}
 }
 
 const text = (r) => r.content.map((c) => c.text).join("");
+
+// open on `backend` with `args` (connect, key...), asserted to succeed; kd and kdnet may attach
+// over a lossy wire, which can take a while.
+async function open_target(client, backend, args) {
+  const r = await client.callTool({ name: "open", arguments: { backend, ...args } }, undefined, { timeout: 120000 });
+  assert.notEqual(r.isError, true, text(r));
+  return r;
+}
 async function run(client, line, format = "text", timeout_ms = 20000) {
   if (process.env.VERBOSE) console.error(new Date().toISOString(), line);
   const r = await client.callTool({ name: "command", arguments: { line, timeout_ms, format } }, undefined, {
@@ -344,8 +352,7 @@ test("gdb, memory and a .dump /f of the guest: processes, scope, modules, thread
   const client = await connect();
 
   // gdb: QEMU's gdbstub.
-  const opened = await client.callTool({ name: "open", arguments: { backend: "gdb", connect: g.gdb } });
-  assert.notEqual(opened.isError, true, text(opened));
+  await open_target(client, "gdb", { connect: g.gdb });
   await inspect(client, g, "gdb", translations);
 
   // Each processor's current thread.
@@ -400,8 +407,7 @@ test("gdb, memory and a .dump /f of the guest: processes, scope, modules, thread
 
   // memory: the VM's RAM, read while it runs; then a full dump of it for the dump backend (the
   // guest's structures do not change once it is ready).
-  const memory = await client.callTool({ name: "open", arguments: { backend: "memory", connect: `pid=${g.pid},qmp=${g.qmp}` } });
-  assert.notEqual(memory.isError, true, text(memory));
+  await open_target(client, "memory", { connect: `pid=${g.pid},qmp=${g.qmp}` });
   await inspect(client, g, "memory", translations);
   const file = join(dir, "winguest.dmp");
   const dump = await run(client, `.dump /f ${file}`);
@@ -409,8 +415,7 @@ test("gdb, memory and a .dump /f of the guest: processes, scope, modules, thread
   await client.callTool({ name: "close", arguments: {} });
 
   // dump: the .dump /f file.
-  const dumped = await client.callTool({ name: "open", arguments: { backend: "dump", connect: file } });
-  assert.notEqual(dumped.isError, true, text(dumped));
+  await open_target(client, "dump", { connect: file });
   await inspect(client, g, "dump", translations);
   await client.callTool({ name: "close", arguments: {} });
 });
@@ -419,8 +424,7 @@ test("the encoded-KDBG guest: the KDBG is decoded with the keys in its memory; k
   const g = await boot("encoded", ["-append", "kdbg=encoded"]);
   assert.equal(g.layout.kdbg.encoded, true);
   const client = await connect();
-  const opened = await client.callTool({ name: "open", arguments: { backend: "gdb", connect: g.gdb } });
-  assert.notEqual(opened.isError, true, text(opened));
+  await open_target(client, "gdb", { connect: g.gdb });
   const version = await run(client, "vertarget", "json");
   assert.ok(version.text.includes(`KDBG at ${addr(g.layout.kdbg.address)} (encoded; decoded with KiWaitNever`), version.text);
   assert.equal(version.json.result.kdbg_encoded, true);
@@ -510,12 +514,7 @@ test("kdnet (kdnet-sim carrying kd-sim's guest, 10% loss, 5% corruption): every 
   await start_kd_sim(["--listen", `unix:${kd.sock}`, "--control", `unix:${kd.ctl}`, "--winguest", snapshot]);
   const net = await kdnet_sim(kd.sock, 19);
   const client = await connect();
-  const opened = await client.callTool(
-    { name: "open", arguments: { backend: "kdnet", connect: net.connect, key: KDNET_KEY } },
-    undefined,
-    { timeout: 120000 },
-  );
-  assert.notEqual(opened.isError, true, text(opened));
+  await open_target(client, "kdnet", { connect: net.connect, key: KDNET_KEY });
 
   // Round trips: the KD requests that reach the target for !process 0 0 after discovery (counted
   // by kd-sim), as the kd test counts them.
@@ -585,12 +584,7 @@ test("kdnet (kdnet-sim carrying kd-sim's guest, 10% loss, 5% corruption): every 
   const kd2 = { sock: join(dir, "kdnet-encoded.kd.sock") };
   await start_kd_sim(["--listen", `unix:${kd2.sock}`, "--winguest", encoded]);
   const net2 = await kdnet_sim(kd2.sock, 23);
-  const reopened = await client.callTool(
-    { name: "open", arguments: { backend: "kdnet", connect: net2.connect, key: KDNET_KEY } },
-    undefined,
-    { timeout: 120000 },
-  );
-  assert.notEqual(reopened.isError, true, text(reopened));
+  await open_target(client, "kdnet", { connect: net2.connect, key: KDNET_KEY });
   const version = await run(client, "vertarget", "json");
   assert.ok(version.text.includes(`KDBG at ${addr(E.kdbg.address)} (encoded; decoded with KiWaitNever`), version.text);
   assert.equal(version.json.result.kdbg_encoded, true);
@@ -608,8 +602,7 @@ test("kd (kd-sim serving the guest, 10% loss, 5% corruption): processes, scope, 
     ["--listen", `unix:${sock}`, "--control", `unix:${join(dir, "kd.ctl")}`, "--winguest", snapshot, "--drop", "0.10", "--corrupt", "0.05", "--seed", "19"],
   );
   const client = await connect();
-  const opened = await client.callTool({ name: "open", arguments: { backend: "kd", connect: sock } }, undefined, { timeout: 120000 });
-  assert.notEqual(opened.isError, true, text(opened));
+  await open_target(client, "kd", { connect: sock });
 
   const all = await run(client, "!process 0 0");
   assert.equal((all.text.match(/^PROCESS /gm) || []).length, L.processes.length, all.text);
@@ -659,8 +652,7 @@ test("kd live (kd-sim driving the running guest through QEMU's gdbstub, 10% loss
   // Attaching over a lossy wire is the snapshot test's (it costs ~9 s of retransmissions); here
   // the wire turns lossy once attached.
   const attach = Date.now();
-  const opened = await client.callTool({ name: "open", arguments: { backend: "kd", connect: sock } }, undefined, { timeout: 120000 });
-  assert.notEqual(opened.isError, true, text(opened));
+  await open_target(client, "kd", { connect: sock });
   console.log(`kd live, clean wire: open (break-in, discovery) took ${Date.now() - attach} ms`);
   assert.equal(await control(ctl, "faults 0.10 0.05 0 0 0"), "ok");
   // The break-in stopped the guest's own loop: its stack through .pdata.
@@ -729,12 +721,7 @@ test("kdnet live (kdnet-sim carrying kd-sim driving the running guest, 10% loss,
   // and corrupted.
   const net = await kdnet_sim(sock, 29, 0, 0);
   const client = await connect();
-  const opened = await client.callTool(
-    { name: "open", arguments: { backend: "kdnet", connect: net.connect, key: KDNET_KEY } },
-    undefined,
-    { timeout: 120000 },
-  );
-  assert.notEqual(opened.isError, true, text(opened));
+  await open_target(client, "kdnet", { connect: net.connect, key: KDNET_KEY });
   net.faults(0.1, 0.05);
   const k0 = await run(client, "k", "json");
   const names0 = k0.json.result.frames.map((f) => f.symbol.replace(/\+0x[0-9a-f]+$/, ""));
