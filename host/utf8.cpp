@@ -1,5 +1,8 @@
 #include "host/utf8.hpp"
 
+#include <cstdint>
+#include <cstring>
+
 namespace toolhost::utf8 {
 namespace {
 
@@ -36,7 +39,17 @@ int sequence_at(std::string_view t, size_t at) {
 
 size_t first_invalid(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
-    // ASCII runs are most of every message.
+    // ASCII runs are most of every message: eight bytes at a time while no high bit is set.
+    // Every message passes here twice, and byte by byte this was 3-5% of a tools/call's
+    // instructions (callgrind, bench/mcp's echo call).
+    uint64_t word;
+    if (text.size() - i >= sizeof word) {
+      std::memcpy(&word, text.data() + i, sizeof word);
+      if ((word & 0x8080808080808080ull) == 0) {
+        i += sizeof word;
+        continue;
+      }
+    }
     if (static_cast<unsigned char>(text[i]) < 0x80) {
       ++i;
       continue;

@@ -3,8 +3,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -151,9 +151,17 @@ in_call::in_call(std::string_view what, std::string_view name, std::string_view 
         !g_slots[i].used.compare_exchange_strong(expected, true, std::memory_order_acquire)) {
       continue;
     }
-    std::snprintf(g_slots[i].text, sizeof g_slots[i].text, "%.*s '%.*s' of plugin '%.*s' (server '%.*s')",
-                  static_cast<int>(what.size()), what.data(), static_cast<int>(name.size()), name.data(),
-                  static_cast<int>(plugin.size()), plugin.data(), static_cast<int>(server.size()), server.data());
+    // Copied piece by piece, cut at the slot's size: snprintf's format parsing was ~1,750
+    // instructions of every call (callgrind, bench/mcp's echo), this is a tenth of it.
+    char* text = g_slots[i].text;
+    size_t used = 0;
+    for (std::string_view piece : {what, std::string_view(" '"), name, std::string_view("' of plugin '"), plugin,
+                                   std::string_view("' (server '"), server, std::string_view("')")}) {
+      const size_t take = std::min(piece.size(), sizeof g_slots[i].text - 1 - used);
+      std::memcpy(text + used, piece.data(), take);
+      used += take;
+    }
+    text[used] = '\0';
     t_slot = i;
     return;
   }

@@ -3,8 +3,12 @@
 #include <cstring>
 
 #include <absl/status/status.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 #include <toolhost/sdk/json.hpp>
 #include <toolhost/sdk/strings.hpp>
+
+#include "host/mcp/session_params.hpp"
 
 namespace toolhost::mcp {
 namespace {
@@ -65,6 +69,28 @@ absl::StatusOr<std::string> progress_token_text(const rapidjson::Value& token, s
   }
   if (message == nullptr || !message->IsString() || !integer_literal(sdk::as_view(*message))) return refused;
   return std::string(sdk::as_view(*message));
+}
+
+std::string meta_for_plugins(const rapidjson::Value& meta) {
+  if (!meta.IsObject()) return "{}";
+  const auto context = [](const rapidjson::Value& key) {
+    const std::string_view k = sdk::as_view(key);
+    return k == kMetaVersion || k == kMetaCapabilities || k == kMetaLogLevel;
+  };
+  size_t kept = 0;
+  for (const auto& m : meta.GetObject()) kept += context(m.name) ? 0 : 1;
+  if (kept == meta.MemberCount()) return sdk::to_json(meta);
+  if (kept == 0) return "{}";
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  writer.StartObject();
+  for (const auto& m : meta.GetObject()) {
+    if (context(m.name)) continue;
+    m.name.Accept(writer);
+    m.value.Accept(writer);
+  }
+  writer.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
 }
 
 }  // namespace toolhost::mcp

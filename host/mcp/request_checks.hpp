@@ -1,6 +1,7 @@
 // Checks on what a client sends that every plugin relies on, made once in the host: no NUL byte
 // hides in a string argument (a C plugin would see the prefix before it, so `open` of
-// "/tmp/a\u0000b" opened /tmp/a), and progress tokens are what MCP allows, kept as written.
+// "/tmp/a\u0000b" opened /tmp/a), progress tokens are what MCP allows, kept as written, and a
+// plugin sees the same _meta in either era.
 #pragma once
 
 #include <optional>
@@ -22,5 +23,10 @@ std::optional<std::string> nul_byte_in(const rapidjson::Value& arguments);
 // integers beyond 64 bits are read from it.
 absl::StatusOr<std::string> progress_token_text(const rapidjson::Value& token, std::string_view message_text,
                                                 int index);
+
+// A request's _meta as a plugin gets it (toolhost_call.meta_json): without 2026-07-28's request
+// context (protocol version, client capabilities, log level), which the host reads and hands over
+// in fields of their own.
+std::string meta_for_plugins(const rapidjson::Value& meta);
 
 }  // namespace toolhost::mcp

@@ -84,7 +84,8 @@ struct request_context {
   std::string method;
   std::string version;  // its protocol version
   std::string client_capabilities = "{}";
-  int log_level = -1;  // from _meta's logLevel; -1: the client wants no log messages
+  bool declares_tasks = false;  // its clientCapabilities name the io.modelcontextprotocol/tasks extension
+  int log_level = -1;           // from _meta's logLevel; -1: the client wants no log messages
   // Came over Streamable HTTP: its Mcp-Param-* headers must agree with a tool's x-mcp-header
   // arguments (param_headers.hpp); ({Name} in lower case, raw value).
   bool http = false;
@@ -102,7 +103,7 @@ class session : public std::enable_shared_from_this<session> {
 
   // Handles one message (or, in 2025-03-26, a batch); its answers go to `reply`. Never throws;
   // never runs plugin code on the caller's thread.
-  handled handle(std::string_view text, const sink& reply, const request_headers& headers = {});
+  handled handle(const std::string& text, const sink& reply, const request_headers& headers = {});
 
   // Cancels what is in flight, gives running calls up to `grace_ms` to return, and detaches
   // from the server. Nothing is sent after it returns.
@@ -163,9 +164,9 @@ class session : public std::enable_shared_from_this<session> {
                         const request_headers& headers);
   void discover(const request_ptr& request, const rapidjson::Value* params);
   void subscriptions_listen(const request_ptr& request, const rapidjson::Value* params);
-  // What a 2026-07-28 result carries beyond the method's own fields.
-  std::string stateless_result(const request_context& request, std::string result_json) const;
-  std::string server_info_json() const;
+  // What a 2026-07-28 result carries beyond the method's own fields, appended to `out`.
+  void append_stateless_result(std::string& out, const request_context& request, std::string_view result_json) const;
+  std::string stateless_result(const request_context& request, std::string_view result_json) const;
   // ---- 2026-07-28 input-required rounds (session_input_required.cpp) ----
   // Binds `call` (a tools/call, prompts/get or resources/read of `name` with `args`) to its
   // request and reads the requestState and inputResponses a later round brings. False when it
@@ -255,6 +256,9 @@ class session : public std::enable_shared_from_this<session> {
   server& server_;
   sink notifications_;
   const uint64_t uid_;  // names the session as the owner of its tasks
+  // Who answered, as 2026-07-28 results say in _meta: made once, used in every such result.
+  const std::string server_info_json_;
+  const std::string server_info_meta_;  // "_meta":{"io.modelcontextprotocol/serverInfo":...}
   const session_limits limits_;
   std::atomic<bool> initialized_{false};
   // The initialize result has gone out: nothing may precede it, so notifications wait for this.

@@ -10,6 +10,12 @@
 
 namespace toolhost::mcp {
 
+// 2026-07-28's request context: the keys of params._meta every request carries instead of a
+// session's initialize.
+inline constexpr std::string_view kMetaVersion = "io.modelcontextprotocol/protocolVersion";
+inline constexpr std::string_view kMetaCapabilities = "io.modelcontextprotocol/clientCapabilities";
+inline constexpr std::string_view kMetaLogLevel = "io.modelcontextprotocol/logLevel";
+
 inline const rapidjson::Value* object_param(const rapidjson::Value* params, std::string_view name) {
   const rapidjson::Value* v = params != nullptr ? sdk::member(*params, name) : nullptr;
   return v != nullptr && v->IsObject() ? v : nullptr;

@@ -6,6 +6,8 @@
 // resources/subscribe: a request that stays open and carries the list changes it asked for.
 #include <toolhost/sdk/strings.hpp>
 
+#include <string.h>  // memmem
+
 #include <algorithm>
 #include <set>
 
@@ -20,9 +22,6 @@
 namespace toolhost::mcp {
 namespace {
 
-constexpr std::string_view kMetaVersion = "io.modelcontextprotocol/protocolVersion";
-constexpr std::string_view kMetaCapabilities = "io.modelcontextprotocol/clientCapabilities";
-constexpr std::string_view kMetaLogLevel = "io.modelcontextprotocol/logLevel";
 constexpr std::string_view kMetaSubscription = "io.modelcontextprotocol/subscriptionId";
 
 constexpr size_t kMaxListeners = 16;  // open subscriptions/listen requests per session
@@ -40,26 +39,52 @@ bool cacheable(std::string_view method) {
          method == "resources/templates/list" || method == "resources/read" || method == "server/discover";
 }
 
-// The name a request's Mcp-Name header must repeat.
-std::string named_in(std::string_view method, const rapidjson::Value* params) {
-  if (method == "tools/call" || method == "prompts/get") return string_param(params, "name");
-  if (method == "resources/read") return string_param(params, "uri");
-  if (method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel")
-    return string_param(params, "taskId");
-  return {};
+std::string short_text(std::string_view s) { return s.size() > 100 ? cat(s.substr(0, 100), "...") : std::string(s); }
+
+// The name a request's Mcp-Name header must repeat (a view into `params`).
+std::string_view named_in(std::string_view method, const rapidjson::Value* params) {
+  std::string_view key;
+  if (method == "tools/call" || method == "prompts/get") key = "name";
+  if (method == "resources/read") key = "uri";
+  if (method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel") key = "taskId";
+  if (key.empty() || params == nullptr) return {};
+  const rapidjson::Value* v = sdk::member(*params, key);
+  return v != nullptr && v->IsString() ? sdk::as_view(*v) : std::string_view();
+}
+
+// Whether `text` contains `word`. memmem, not string_view::find: find stops at every '"' of a
+// result to compare, and a quoted key starts with one (31 memchr calls per echo answer).
+bool mentions(std::string_view text, std::string_view word) {
+  return memmem(text.data(), text.size(), word.data(), word.size()) != nullptr;
 }
 
 // Whether `result` has a resultType of its own: toolhost's typed results begin with it; one that
 // only names it somewhere (a task's inlined result, a tool's text) is looked at properly.
-bool has_result_type(const std::string& result) {
+bool has_result_type(std::string_view result) {
   if (result.rfind(R"({"resultType":)", 0) == 0) return true;
-  if (result.find("\"resultType\"") == std::string::npos) return false;
+  if (!mentions(result, "\"resultType\"")) return false;
   rapidjson::Document doc;
-  doc.Parse(result.c_str(), result.size());
+  doc.Parse(result.data(), result.size());
   return !doc.HasParseError() && doc.IsObject() && doc.HasMember("resultType");
 }
 
-std::string short_text(std::string_view s) { return s.size() > 100 ? cat(s.substr(0, 100), "...") : std::string(s); }
+// The Mcp-Name header as the client meant it equals `name`. Most names are plain ASCII, compared
+// as they came; only an encoded one is decoded (param_headers::decode checks the characters too).
+absl::Status name_header_mismatch(std::string_view header, std::string_view name) {
+  std::string decoded_storage;
+  std::string_view decoded = header;
+  if (header.rfind("=?", 0) == 0 || std::any_of(header.begin(), header.end(), [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7E;
+      })) {
+    auto d = param_headers::decode(header);
+    if (!d.ok()) return absl::InvalidArgumentError(cat("the Mcp-Name header is unacceptable: ", d.status().message()));
+    decoded_storage = *std::move(d);
+    decoded = decoded_storage;
+  }
+  if (decoded == name) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      cat("the Mcp-Name header is '", short_text(decoded), "' but the body names '", short_text(name), "'"));
+}
 
 }  // namespace
 
@@ -120,7 +145,7 @@ void session::handle_stateless(const std::shared_ptr<request_context>& request, 
   const std::string requested(sdk::as_view(*version));
   if (headers.present) {
     std::string mismatch;
-    const std::string name = named_in(request->method, params);
+    const std::string_view name = named_in(request->method, params);
     if (headers.protocol_version != requested) {
       mismatch = cat("the MCP-Protocol-Version header is '", short_text(headers.protocol_version),
                      "' but _meta names '", short_text(requested), "'");
@@ -131,10 +156,8 @@ void session::handle_stateless(const std::shared_ptr<request_context>& request, 
                      short_text(request->method), "'");
     } else if (headers.name.empty() && !name.empty()) {
       mismatch = cat("the Mcp-Name header is missing (the body names '", short_text(name), "')");
-    } else if (auto decoded = param_headers::decode(headers.name); !decoded.ok()) {
-      mismatch = cat("the Mcp-Name header is unacceptable: ", decoded.status().message());
-    } else if (*decoded != name) {
-      mismatch = cat("the Mcp-Name header is '", short_text(*decoded), "' but the body names '", short_text(name), "'");
+    } else if (auto named = name_header_mismatch(headers.name, name); !named.ok()) {
+      mismatch = std::string(named.message());
     }
     if (!mismatch.empty()) {
       return respond_error(request, jsonrpc::kHeaderMismatch,
@@ -154,7 +177,11 @@ void session::handle_stateless(const std::shared_ptr<request_context>& request, 
     request->http = true;
     for (const auto& [param, value] : headers.params) request->param_headers.emplace_back(param, value);
   }
-  request->client_capabilities = sdk::to_json(*capabilities);
+  // Most clients declare nothing; "{}" is already there.
+  if (!capabilities->ObjectEmpty()) request->client_capabilities = sdk::to_json(*capabilities);
+  const rapidjson::Value* extensions = sdk::member(*capabilities, "extensions");
+  request->declares_tasks =
+      extensions != nullptr && extensions->IsObject() && sdk::member(*extensions, kTasksExtension) != nullptr;
   if (auto level = sdk::string_member(*meta, kMetaLogLevel)) request->log_level = log_level_index(*level);
   const auto it = stateless_methods().find(request->method);
   if (it == stateless_methods().end()) {
@@ -166,11 +193,6 @@ void session::handle_stateless(const std::shared_ptr<request_context>& request, 
                          {}, 404);
   }
   (this->*it->second)(request, params);
-}
-
-std::string session::server_info_json() const {
-  return cat(R"({"name":"toolhost","title":)", sdk::quote(cat("toolhost: ", server_.name())), R"(,"version":)",
-             sdk::quote(TOOLHOST_VERSION), "}");
 }
 
 std::string session::capabilities_json() const {
@@ -192,18 +214,22 @@ void session::discover(const request_ptr& request, const rapidjson::Value*) {
   respond(request, result);
 }
 
-std::string session::stateless_result(const request_context& request, std::string result) const {
-  const bool has_type = has_result_type(result);
-  std::string fields;
-  if (!has_type) fields += R"("resultType":"complete",)";
-  if (cacheable(request.method)) fields += R"("ttlMs":0,"cacheScope":"private",)";
-  const std::string info = server_info_json();
-  if (result.find("\"_meta\"") == std::string::npos) {
-    append(fields, R"("_meta":{"io.modelcontextprotocol/serverInfo":)", info, "},");
-  } else {
+std::string session::stateless_result(const request_context& request, std::string_view result) const {
+  std::string out;
+  append_stateless_result(out, request, result);
+  return out;
+}
+
+// Built in one pass into the answer's message (session::respond): a call's answer is this and
+// the JSON-RPC envelope, and building it in pieces cost a 2026-07-28 call several allocations and
+// copies a 2025-11-25 one did not pay (bench/mcp).
+void session::append_stateless_result(std::string& out, const request_context& request, std::string_view result) const {
+  std::string merged;  // a result with a _meta of its own, with serverInfo added to it
+  const bool own_meta = mentions(result, "\"_meta\"");
+  if (own_meta) {
     // The result has a _meta of its own (or the word in its content): merge properly.
     rapidjson::Document doc;
-    doc.Parse(result.c_str(), result.size());
+    doc.Parse(result.data(), result.size());
     if (!doc.HasParseError() && doc.IsObject()) {
       auto& a = doc.GetAllocator();
       rapidjson::Value* meta = nullptr;
@@ -213,18 +239,37 @@ std::string session::stateless_result(const request_context& request, std::strin
         doc.AddMember("_meta", rapidjson::Value(rapidjson::kObjectType), a);
         meta = &doc["_meta"];
       }
-      rapidjson::Document server_info;
-      server_info.Parse(info.c_str(), info.size());
       if (!meta->HasMember("io.modelcontextprotocol/serverInfo")) {
+        rapidjson::Document server_info;
+        server_info.Parse(server_info_json_.c_str(), server_info_json_.size());
         meta->AddMember("io.modelcontextprotocol/serverInfo", rapidjson::Value(server_info, a), a);
       }
-      result = sdk::to_json(doc);
+      merged = sdk::to_json(doc);
+      result = merged;
     }
   }
-  if (fields.empty() || result.size() < 2 || result.front() != '{') return result;
-  if (result == "{}") fields.pop_back();  // no member follows
-  result.insert(1, fields);
-  return result;
+  if (result.size() < 2 || result.front() != '{') {
+    out += result;
+    return;
+  }
+  const bool has_type = has_result_type(result);
+  const bool cache = cacheable(request.method);
+  const bool meta = !own_meta;
+  out.reserve(out.size() + result.size() + 64 + (meta ? server_info_meta_.size() : 0));
+  out += '{';
+  bool first = true;
+  const auto field = [&](std::string_view text) {
+    if (!first) out += ',';
+    out += text;
+    first = false;
+  };
+  if (!has_type) field(R"("resultType":"complete")");
+  if (cache) field(R"("ttlMs":0,"cacheScope":"private")");
+  if (meta) field(server_info_meta_);
+  const std::string_view rest = result.substr(1);  // the result's own members and its '}'
+  const size_t next = rest.find_first_not_of(" \t\r\n");
+  if (!first && next != std::string_view::npos && rest[next] != '}') out += ',';
+  out += rest;
 }
 
 // ---- subscriptions/listen -----------------------------------------------------------------------

@@ -36,13 +36,6 @@ constexpr int kSyncWindowMs = 250;
 // Task ids one subscriptions/listen request may ask notifications/tasks for.
 constexpr size_t kMaxWatchedTasks = 64;
 
-bool declares_tasks(const std::string& capabilities_json) {
-  auto doc = sdk::parse_json(capabilities_json);
-  if (!doc || !doc->IsObject()) return false;
-  const rapidjson::Value* ext = sdk::member(*doc, "extensions");
-  return ext != nullptr && ext->IsObject() && sdk::member(*ext, kTasksExtension) != nullptr;
-}
-
 std::string required_tasks_data() {
   return cat(R"({"requiredCapabilities":{"extensions":{)", sdk::quote(kTasksExtension), ":{}}}}");
 }
@@ -69,7 +62,7 @@ bool session::offer_task(const std::shared_ptr<call_state>& call, uint32_t flags
   auto offer = std::make_shared<task_offer>();
   offer->owner = task_owner(request);
   if (request.stateless) {
-    const bool declared = declares_tasks(request.client_capabilities);
+    const bool declared = request.declares_tasks;
     if (required && !declared) {
       call->error_code = jsonrpc::kMissingClientCapability;
       call->error_message =
@@ -131,11 +124,21 @@ void session::become_task(const std::shared_ptr<call_state>& call) {
     }
     offer->at = task_offer::phase::task;
     offer->made = t;
-    const std::string task_json = t->json(false, server_.tasks().limits().poll_interval_ms);
+    const int64_t poll_ms = server_.tasks().limits().poll_interval_ms;
+    const std::string task_json = t->json(false, poll_ms);
     if (offer->era == task_era::v2026) {
       handle = cat(R"({"resultType":"task",)", task_json.substr(1));
     } else {
       handle = cat(R"({"task":)", task_json, "}");
+      // 2025-11-25 lets the receiver of a task tell its requestor of each status change: the
+      // client learns of input_required and of the end without waiting for its next poll.
+      std::weak_ptr<session> weak = weak_from_this();
+      t->watch(poll_ms, [weak](const std::string& shown) {
+        if (auto self = weak.lock()) {
+          self->send_notification(
+              cat(R"({"jsonrpc":"2.0","method":"notifications/tasks/status","params":)", shown, "}"));
+        }
+      });
     }
   }
   // The session no longer answers the request: closing it (a 2026-07-28 POST's stream ends with
@@ -199,7 +202,7 @@ bool session::finish_task(const std::shared_ptr<call_state>& call, const std::st
 // ---- The methods ------------------------------------------------------------------------------
 
 std::shared_ptr<task> session::find_task(const request_ptr& request, const rapidjson::Value* params) {
-  if (request->stateless && !declares_tasks(request->client_capabilities)) {
+  if (request->stateless && !request->declares_tasks) {
     respond_error(request, jsonrpc::kMissingClientCapability,
                   cat("Missing required client capability: ", request->method, " belongs to the '", kTasksExtension,
                       "' extension; declare it in _meta's clientCapabilities"),
@@ -223,7 +226,7 @@ std::shared_ptr<task> session::find_task(const request_ptr& request, const rapid
 
 bool session::tasks_to_watch(const request_ptr& request, const rapidjson::Value& ids,
                              std::vector<std::shared_ptr<task>>& out) {
-  if (!declares_tasks(request->client_capabilities)) {
+  if (!request->declares_tasks) {
     respond_error(request, jsonrpc::kMissingClientCapability,
                   cat("Missing required client capability: notifications for taskIds belong to the '", kTasksExtension,
                       "' extension; declare it in _meta's clientCapabilities"),

@@ -49,7 +49,7 @@ void session::tools_call(const request_ptr& request, const rapidjson::Value* par
   call->name = name;
   call->request = request;
   call->progress_token = request->progress_token;
-  if (const rapidjson::Value* meta = object_param(params, "_meta")) call->meta_json = sdk::to_json(*meta);
+  if (const rapidjson::Value* meta = object_param(params, "_meta")) call->meta_json = meta_for_plugins(*meta);
   // 2025-11-25: the client asks for a task, and how long to keep it (session_tasks.cpp).
   if (const rapidjson::Value* task = object_param(params, "task"); task != nullptr && !request->stateless) {
     call->task_requested = true;

@@ -212,8 +212,9 @@ void task::publish() {
     poll_ms = watch_poll_ms_;
   }
   if (to.empty()) return;
-  const std::string detailed = json(true, poll_ms);
-  for (const auto& w : to) w(detailed);
+  // As tasks/get shows it: 2026-07-28's with the questions and the result, 2025-11-25's plain.
+  const std::string shown = json(era == task_era::v2026, poll_ms);
+  for (const auto& w : to) w(shown);
 }
 
 // ---- The store ------------------------------------------------------------------------------

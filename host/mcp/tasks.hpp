@@ -78,8 +78,9 @@ class task {
   // Waits until the task is terminal or `stop` says so (2025 tasks/result).
   bool wait_terminal(const std::function<bool()>& stop) const;
 
-  // notifications/tasks (2026, asked for on subscriptions/listen): `w` gets the task as tasks/get
-  // shows it (`poll_interval_ms` as there) each time its status changes, the terminal one last.
+  // notifications/tasks (2026, asked for on subscriptions/listen) and notifications/tasks/status
+  // (2025, sent to the session that made the task): `w` gets the task as tasks/get shows it
+  // (`poll_interval_ms` as there) each time its status changes, the terminal one last.
   // An id for unwatch; 0 when the task is terminal already or has kMaxWatchers.
   using watcher = std::function<void(const std::string& detailed_json)>;
   static constexpr size_t kMaxWatchers = 16;

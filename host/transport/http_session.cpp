@@ -120,7 +120,7 @@ void http_session::abandon(const std::shared_ptr<stream>& s) {
   if (!id.empty()) mcp_->cancel_request(id, "the client went away from");
 }
 
-http_session::post_result http_session::post(std::string_view body, const mcp::request_headers& headers) {
+http_session::post_result http_session::post(const std::string& body, const mcp::request_headers& headers) {
   post_result out;
   // The POST's stream exists before the message is handled: everything the session sends for
   // the request (its answer, progress, questions to the client) goes straight to it, from

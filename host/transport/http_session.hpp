@@ -42,7 +42,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
     bool initialize = false;  // it carried `initialize`
     bool stateless = false;   // a 2026-07-28 request: no session needed
   };
-  post_result post(std::string_view body, const mcp::request_headers& headers = {});
+  post_result post(const std::string& body, const mcp::request_headers& headers = {});
 
   // The GET stream; opening it counts as using the session.
   std::shared_ptr<class stream> standalone();

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -98,8 +99,9 @@ int serve_stdio(mcp::server& srv, int protocol_fd, const std::function<bool()>& 
       break;
     }
     size_t start = 0;
-    for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
-      if (chunk[i] != '\n') continue;
+    for (const char* nl; (nl = static_cast<const char*>(
+                              std::memchr(chunk + start, '\n', static_cast<size_t>(n) - start))) != nullptr;) {
+      const size_t i = static_cast<size_t>(nl - chunk);
       if (!skipping) {
         buffer.append(chunk + start, i - start);
         if (!buffer.empty() && buffer.back() == '\r') buffer.pop_back();

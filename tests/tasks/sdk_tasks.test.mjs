@@ -2,14 +2,15 @@
 // client (@modelcontextprotocol/sdk 1.x, its experimental tasks API, MCP 2025-11-25) against
 // toolhost serving the conformance fixtures, over stdio and over Streamable HTTP. A task reports
 // progress to the call's token, runs to its result, is cancelled (and stops working), asks the
-// user a question while it runs, and belongs to the client that made it. A 2026-07-28 request
+// user a question while it runs, tells the client of each status change (notifications/tasks/status),
+// and belongs to the client that made it. A 2026-07-28 request
 // (stateless) cannot read a 2025 session's task either.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CallToolResultSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, ElicitRequestSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { startHttp, stop } from "../http/http_server.mjs";
 import { toolhostEnv } from "../toolhost_env.mjs";
 
@@ -24,9 +25,20 @@ async function connect(transport) {
     asked.push(req.params);
     return { action: "accept", content: { confirm: true } };
   });
+  // notifications/tasks/status, by task id: each status the server said a task changed to.
+  const statuses = new Map();
+  client.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
+    statuses.set(n.params.taskId, [...(statuses.get(n.params.taskId) ?? []), n.params.status]);
+  });
   await client.connect(transport);
   await client.listTools();  // the SDK learns which tools run as tasks from execution.taskSupport
-  return { client, asked };
+  return { client, asked, statuses };
+}
+
+// The statuses notifications/tasks/status reported for `taskId`, once `last` came (or 2 s passed).
+async function statusesOf(statuses, taskId, last) {
+  for (let i = 0; i < 40 && !(statuses.get(taskId) ?? []).includes(last); i++) await new Promise((r) => setTimeout(r, 50));
+  return statuses.get(taskId) ?? [];
 }
 
 // Runs `name` as a task to its end; every message the SDK's stream yields, and the progress seen.
@@ -43,7 +55,7 @@ async function runAsTask(client, name, args, onTask) {
 }
 
 async function scenario(open) {
-  const { client, asked } = await open();
+  const { client, asked, statuses } = await open();
   try {
     // The list says which tools may (or must) run as tasks.
     const { tools } = await client.listTools();
@@ -62,6 +74,8 @@ async function scenario(open) {
     for (let i = 1; i < done.progress.length; i++) assert.ok(done.progress[i] > done.progress[i - 1]);
     const finished = await client.experimental.tasks.getTask(done.messages[0].task.taskId);
     assert.equal(finished.status, "completed");
+    // The server told the client of the end as well, once, and of nothing after it.
+    assert.deepEqual(await statusesOf(statuses, finished.taskId, "completed"), ["completed"]);
 
     // Cancelled while it runs: the task says so and the tool stops (no more progress).
     let cancelledId;
@@ -87,6 +101,9 @@ async function scenario(open) {
     assert.equal(asking.messages.at(-1).result.content[0].text, "Deleted notes.txt.");
     assert.equal(asked.length, 1);
     assert.equal(asked[0].message, "Delete notes.txt?");
+    // Waiting for the answer, then working again, then done: each change was announced.
+    assert.deepEqual(await statusesOf(statuses, asking.messages[0].task.taskId, "completed"),
+                     ["input_required", "working", "completed"]);
 
     // A tool error is a completed task whose result is the error.
     const failing = await runAsTask(client, "failing_job", {});

@@ -226,7 +226,9 @@ struct toolhost_call {
    uint32_t struct_size;
    void *host_data; /* the host's; do not touch */
 
-   /* The request's `_meta` object as JSON text ("{}" when absent), the client's declared
+   /* The request's `_meta` object as JSON text ("{}" when absent; without the request context of
+    * MCP 2026-07-28, io.modelcontextprotocol/protocolVersion, clientCapabilities and logLevel,
+    * which are the fields below and the host's log level), the client's declared
     * capabilities as JSON, the server name, and the negotiated protocol version. Borrowed;
     * valid for the whole call. */
    const char *meta_json;

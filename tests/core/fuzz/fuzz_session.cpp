@@ -27,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   s->handle(
       R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{}}})",
       ignore);
-  s->handle(std::string_view(reinterpret_cast<const char*>(data), size), ignore);
+  s->handle(std::string(reinterpret_cast<const char*>(data), size), ignore);
   s->close(1000);
   w.srv.workers().wait_idle(1000);
   return 0;

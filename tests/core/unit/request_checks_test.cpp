@@ -37,3 +37,22 @@ TEST_CASE("progress tokens: strings and integers as written, floats refused", "[
   CHECK_FALSE(token_of(R"({"params":{"_meta":{"progressToken":true}}})").ok());
   CHECK_FALSE(token_of(R"({"params":{"_meta":{"progressToken":null}}})").ok());
 }
+
+TEST_CASE("a plugin's _meta is the client's, without 2026-07-28's request context", "[request]") {
+  auto meta_of = [](const char* json) {
+    auto doc = toolhost::sdk::parse_json(json);
+    REQUIRE(doc);
+    return toolhost::mcp::meta_for_plugins(*doc);
+  };
+  // 2025-11-25: as the client sent it.
+  CHECK(meta_of(R"({"progressToken":7,"com.example/trace":"abc"})") ==
+        R"({"progressToken":7,"com.example/trace":"abc"})");
+  // 2026-07-28: the request context goes (the host hands it over in toolhost_call's own fields).
+  CHECK(meta_of(R"({"io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+                R"("io.modelcontextprotocol/clientCapabilities":{"sampling":{}},)"
+                R"("io.modelcontextprotocol/logLevel":"debug"})") == "{}");
+  CHECK(meta_of(R"({"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":"p",)"
+                R"("io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/other":1})") ==
+        R"({"progressToken":"p","io.modelcontextprotocol/other":1})");
+  CHECK(meta_of("{}") == "{}");
+}

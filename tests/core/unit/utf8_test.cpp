@@ -15,6 +15,22 @@ TEST_CASE("well-formed UTF-8 passes, the first bad byte is found", "[utf8]") {
   CHECK(first_invalid("\xE2\x82") == 0);          // cut short
 }
 
+TEST_CASE("a bad byte is found at every place in and after long ASCII runs", "[utf8]") {
+  // ASCII is skipped eight bytes at a time: a bad byte must be found wherever it falls in a word.
+  for (size_t at = 0; at < 40; ++at) {
+    std::string text(48, 'a');
+    text[at] = '\xFF';
+    CHECK(first_invalid(text) == at);
+    text[at] = '\xC3';  // a lead byte whose continuation is cut off by the next ASCII byte
+    CHECK(first_invalid(text) == at);
+  }
+  std::string long_valid(37, 'x');
+  long_valid += "\xC3\xA9";
+  long_valid += std::string(20, 'y');
+  CHECK(first_invalid(long_valid) == std::string::npos);
+  CHECK(first_invalid(std::string(64, 'z') + "\xE2\x82") == 64);  // cut short at the very end
+}
+
 TEST_CASE("each maximal ill-formed subsequence becomes one U+FFFD", "[utf8]") {
   const std::string r = "\xEF\xBF\xBD";
   CHECK(repaired("ok") == "ok");
