@@ -10,10 +10,10 @@
 #include <set>
 
 #include <toolhost/sdk/json.hpp>
+#include <toolhost/sdk/param_headers.hpp>
 
 #include "host/log.hpp"
 #include "host/mcp/jsonrpc.hpp"
-#include "host/mcp/param_headers.hpp"
 #include "host/mcp/session.hpp"
 #include "host/mcp/session_params.hpp"
 
@@ -131,7 +131,7 @@ void session::handle_stateless(const std::shared_ptr<request_context>& request, 
                      short_text(request->method), "'");
     } else if (headers.name.empty() && !name.empty()) {
       mismatch = cat("the Mcp-Name header is missing (the body names '", short_text(name), "')");
-    } else if (auto decoded = param_headers::decode(headers.name); !decoded.ok()) {
+    } else if (auto decoded = sdk::param_headers::decode(headers.name); !decoded.ok()) {
       mismatch = cat("the Mcp-Name header is unacceptable: ", decoded.status().message());
     } else if (*decoded != name) {
       mismatch = cat("the Mcp-Name header is '", short_text(*decoded), "' but the body names '", short_text(name), "'");
