@@ -13,11 +13,11 @@ namespace {
 
 // A tool's x-mcp-header annotations (tool_target::header_params); invalid ones are reported and
 // not enforced, since clients drop such a tool.
-std::shared_ptr<const std::vector<param_headers::annotation>> header_params_of(const rapidjson::Value& tool,
-                                                                               std::string_view owner) {
+std::shared_ptr<const std::vector<sdk::param_headers::annotation>> header_params_of(const rapidjson::Value& tool,
+                                                                                    std::string_view owner) {
   const rapidjson::Value* schema = tool.IsObject() ? sdk::member(tool, "inputSchema") : nullptr;
   if (schema == nullptr) return nullptr;
-  auto found = param_headers::annotations_of(*schema);
+  auto found = sdk::param_headers::annotations_of(*schema);
   if (!found.ok()) {
     log::warning("catalog", cat("plugin '", owner, "' gives tool ", sdk::string_member(tool, "name").value_or("?"),
                                 " an invalid x-mcp-header (", found.status().message(),
@@ -25,7 +25,7 @@ std::shared_ptr<const std::vector<param_headers::annotation>> header_params_of(c
     return nullptr;
   }
   if (found->empty()) return nullptr;
-  return std::make_shared<const std::vector<param_headers::annotation>>(*std::move(found));
+  return std::make_shared<const std::vector<sdk::param_headers::annotation>>(*std::move(found));
 }
 
 }  // namespace

@@ -21,9 +21,9 @@
 #include <absl/status/statusor.h>
 
 #include <toolhost/plugin.h>
+#include <toolhost/sdk/param_headers.hpp>
 #include <toolhost/sdk/writer.hpp>
 
-#include "host/mcp/param_headers.hpp"
 #include "host/plugins/registry.hpp"
 
 namespace toolhost::mcp {
@@ -50,7 +50,7 @@ class catalog {
     std::string permission_kind;                  // as the plugin declared it (may be unknown)
     uint32_t flags = 0;                           // TOOLHOST_TOOL_* (registered tools)
     // The x-mcp-header annotations of its inputSchema (none when it has none, or invalid ones).
-    std::shared_ptr<const std::vector<param_headers::annotation>> header_params;
+    std::shared_ptr<const std::vector<sdk::param_headers::annotation>> header_params;
   };
   // The plugin that serves tool `name`; providers are asked again when a name is not known yet.
   std::optional<tool_target> find_tool(std::string_view name);
@@ -94,7 +94,7 @@ class catalog {
   bool provided_tools_valid_ = false;
   std::unordered_map<std::string, tool_target> provided_tools_;
   // Registered tools' x-mcp-header annotations, read from their listing when first asked.
-  std::unordered_map<const plugins::tool*, std::shared_ptr<const std::vector<param_headers::annotation>>>
+  std::unordered_map<const plugins::tool*, std::shared_ptr<const std::vector<sdk::param_headers::annotation>>>
       registered_header_params_;
 };
 

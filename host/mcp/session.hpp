@@ -87,7 +87,7 @@ struct request_context {
   bool declares_tasks = false;  // its clientCapabilities name the io.modelcontextprotocol/tasks extension
   int log_level = -1;           // from _meta's logLevel; -1: the client wants no log messages
   // Came over Streamable HTTP: its Mcp-Param-* headers must agree with a tool's x-mcp-header
-  // arguments (param_headers.hpp); ({Name} in lower case, raw value).
+  // arguments (toolhost/sdk/param_headers.hpp); ({Name} in lower case, raw value).
   bool http = false;
   std::vector<std::pair<std::string, std::string>> param_headers;
 };
@@ -178,7 +178,7 @@ class session : public std::enable_shared_from_this<session> {
   // neither applies (the call's own result is the answer).
   bool answered_with_input_round(const request_ptr& request, call_state& call);
   // How the request's Mcp-Param-* headers disagree with tool `name`'s x-mcp-header arguments in
-  // `args` (param_headers.hpp); empty when they agree or the request did not come over HTTP.
+  // `args` (toolhost/sdk/param_headers.hpp); empty when they agree or the request did not come over HTTP.
   std::string param_header_mismatch(const request_context& request, const std::string& name, const std::string& args);
   // Sends a notification to the subscriptions/listen streams that asked for its kind.
   void notify_listeners(const std::string& json);

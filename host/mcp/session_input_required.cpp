@@ -5,11 +5,11 @@
 #include <toolhost/sdk/strings.hpp>
 
 #include <toolhost/sdk/json.hpp>
+#include <toolhost/sdk/param_headers.hpp>
 
 #include "host/mcp/call_context.hpp"
 #include "host/mcp/input_required.hpp"
 #include "host/mcp/jsonrpc.hpp"
-#include "host/mcp/param_headers.hpp"
 #include "host/mcp/session.hpp"
 
 namespace toolhost::mcp {
@@ -61,7 +61,7 @@ std::string session::param_header_mismatch(const request_context& request, const
   const auto target = server_.catalog().find_tool(name);
   if (!target || !target->header_params) return {};
   auto arguments = sdk::parse_json(args);
-  return param_headers::mismatch(*target->header_params, arguments ? &*arguments : nullptr, request.param_headers);
+  return sdk::param_headers::mismatch(*target->header_params, arguments ? &*arguments : nullptr, request.param_headers);
 }
 
 }  // namespace toolhost::mcp

@@ -12,10 +12,10 @@
 #include <set>
 
 #include <toolhost/sdk/json.hpp>
+#include <toolhost/sdk/param_headers.hpp>
 
 #include "host/log.hpp"
 #include "host/mcp/jsonrpc.hpp"
-#include "host/mcp/param_headers.hpp"
 #include "host/mcp/session.hpp"
 #include "host/mcp/session_params.hpp"
 
@@ -76,7 +76,7 @@ absl::Status name_header_mismatch(std::string_view header, std::string_view name
   if (header.rfind("=?", 0) == 0 || std::any_of(header.begin(), header.end(), [](char c) {
         return static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7E;
       })) {
-    auto d = param_headers::decode(header);
+    auto d = sdk::param_headers::decode(header);
     if (!d.ok()) return absl::InvalidArgumentError(cat("the Mcp-Name header is unacceptable: ", d.status().message()));
     decoded_storage = *std::move(d);
     decoded = decoded_storage;

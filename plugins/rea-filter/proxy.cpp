@@ -110,6 +110,9 @@ proxy::proxy(proxy_settings settings, host_hooks hooks)
                     if (hooks_.host_log)
                       hooks_.host_log(TOOLHOST_LOG_WARNING, reason + "; it starts again on the next call");
                   },
+                  [this](const std::string& message) {
+                    if (hooks_.host_log) hooks_.host_log(TOOLHOST_LOG_WARNING, message);
+                  },
               }) {
   refresher_ = std::thread([this] { refresher_loop(); });
 }

@@ -7,8 +7,11 @@
 // elicitation/create request for the 2025-11-25 one. And the proxy speaks 2025-11-25 to
 // server-everything, which refuses server/discover.
 //
-// The stdio upstreams run under wire_tap.mjs, whose record says what the proxy sent them.
+// The stdio upstreams run under wire_tap.mjs, whose record says what the proxy sent them; the
+// HTTP upstream's can be reached through a tap of its own (headerTap) that records each POST's
+// headers.
 import { test, after, before } from "node:test";
+import { createServer, request as httpRequest } from "node:http";
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync, readFileSync, existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -45,12 +48,12 @@ after(async () => {
 
 // One front server per test, so that each has an upstream (and a wire record) of its own.
 let servers = 0;
-function frontServer(upstream) {
+function frontServer(upstream, url) {
   const name = `front${++servers}`;
   const wire = join(work, `${name}.jsonl`);
   let setting;
   if (upstream === "http") {
-    setting = `url = ${q(httpUpstream.url)}`;
+    setting = `url = ${q(url ?? httpUpstream.url)}`;
   } else if (upstream === "everything") {
     setting = `command = [${[NODE, tap, wire, NODE, EVERYTHING, "stdio"].map(q).join(", ")}]`;
   } else {
@@ -69,8 +72,8 @@ instructions_wait_ms = 30000
 
 // The front toolhost with a client of `era` ("2026-07-28" or "2025-11-25") in front. `answers`
 // are what the person says to each question, in turn.
-async function open(era, upstream, { answers = [] } = {}) {
-  const { name, wire } = frontServer(upstream);
+async function open(era, upstream, { answers = [], url } = {}) {
+  const { name, wire } = frontServer(upstream, url);
   const args = ["--config", config, "--server", name, "--log-level", "debug"];
   const asked = [];
   const answer = async (req) => {
@@ -110,6 +113,27 @@ async function open(era, upstream, { answers = [] } = {}) {
     return all.filter((e) => e.pid === all.at(-1)?.pid);
   };
   return { client, call, asked, front, log, upstreamLog, frontLog: () => stderr, sent, close: () => client.close() };
+}
+
+// An HTTP hop in front of the HTTP upstream that records the headers of every POST (lower-case
+// names, as Node gives them) and passes the exchange on unchanged, streams included.
+async function headerTap(target) {
+  const posts = [];
+  const to = new URL(target);
+  const server = createServer((req, res) => {
+    posts.push(req.headers);
+    const out = httpRequest({ host: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode, up.headers);
+      up.pipe(res);
+    });
+    out.on("error", () => res.destroy());
+    req.pipe(out);
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${server.address().port}${to.pathname}`, posts, close: () => {
+    server.closeAllConnections();
+    server.close();
+  } };
 }
 
 async function until(what, check, ms = 15000) {
@@ -229,6 +253,29 @@ for (const upstream of ["stdio", "http"]) {
 }
 
 for (const era of ["2026-07-28", "2025-11-25"]) {
+  // The upstream toolhost checks the Mcp-Param-* headers of a call to test_custom_headers against
+  // its x-mcp-header arguments (region, priority) and refuses a call without them (-32020).
+  test(`${era} client, http toolhost upstream: a tool's x-mcp-header arguments travel as Mcp-Param-* headers`, async (t) => {
+    const tap = await headerTap(httpUpstream.url);
+    t.after(tap.close);
+    const c = await open(era, "http", { url: tap.url });
+    t.after(c.close);
+    const { tools } = await c.client.listTools();
+    const listed = tools.find((tool) => tool.name === "test_custom_headers");
+    assert.equal(listed?.inputSchema.properties.region["x-mcp-header"], "Region", c.log());
+    const calls = () => tap.posts.filter((h) => h["mcp-method"] === "tools/call" && h["mcp-name"] === "test_custom_headers");
+    for (const [region, sent] of [["us-west1", "us-west1"], ["Zürich", `=?base64?${Buffer.from("Zürich").toString("base64")}?=`],
+                                  [" padded ", `=?base64?${Buffer.from(" padded ").toString("base64")}?=`]]) {
+      const res = await c.call({ name: "test_custom_headers", arguments: { region, priority: 7, query: "weather" } });
+      assert.equal(res.isError, undefined, JSON.stringify(res));
+      assert.equal(res.content[0].text, `Region ${region}, priority 7: weather`);
+      const headers = calls().at(-1);
+      assert.equal(headers["mcp-param-region"], sent);
+      assert.equal(headers["mcp-param-priority"], "7");
+      assert.equal(headers["mcp-param-query"], undefined);
+    }
+  });
+
   test(`${era} client: a prompt the 2026-07-28 upstream renders after a question; a resource it lacks is not found in the client's era`, async (t) => {
     const c = await open(era, "stdio", { answers: [{ action: "accept", content: { context: "the page tables" } }] });
     t.after(c.close);

@@ -15,6 +15,7 @@
 #include <catch2/catch.hpp>
 
 #include <toolhost/mcp_client/client.hpp>
+#include <toolhost/mcp_client/tool_headers.hpp>
 #include <toolhost/sdk/json.hpp>
 
 using namespace toolhost::mcp_client;
@@ -80,6 +81,29 @@ TEST_CASE("input rounds: an input-required result is read, answered in full and 
   const std::string retry =
       retry_params(R"({"name":"t","inputResponses":{"old":{}},"requestState":"older"})", *answers, r);
   CHECK(retry == R"({"name":"t","inputResponses":{"a":{},"b":{}},"requestState":"opaque.state"})");
+}
+
+TEST_CASE("tool headers: a listing's x-mcp-header annotations are kept per tool, and invalid ones leave the tool out") {
+  auto read = read_tool_annotations({
+      R"({"name":"sql","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},)"
+      R"("query":{"type":"string"}}}})",
+      R"({"name":"plain","inputSchema":{"type":"object","properties":{"a":{"type":"string"}}}})",
+      R"({"name":"number","inputSchema":{"type":"object","properties":{"x":{"type":"number","x-mcp-header":"X"}}}})",
+      R"({"name":"twice","inputSchema":{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A"},)"
+      R"("b":{"type":"string","x-mcp-header":"a"}}}})",
+      R"({"name":"no-schema"})",
+  });
+  REQUIRE(read.kept.size() == 3);
+  CHECK(read.kept[0].find(R"("name":"sql")") != std::string::npos);
+  CHECK(read.kept[1].find(R"("name":"plain")") != std::string::npos);
+  CHECK(read.kept[2] == R"({"name":"no-schema"})");
+  REQUIRE(read.annotations.size() == 1);
+  REQUIRE(read.annotations.at("sql").size() == 1);
+  CHECK(read.annotations.at("sql")[0].header == "Region");
+  REQUIRE(read.refused.size() == 2);
+  CHECK(read.refused[0].find("'number'") != std::string::npos);
+  CHECK(read.refused[0].find("type 'number'") != std::string::npos);
+  CHECK(read.refused[1].find("'twice'") != std::string::npos);
 }
 
 TEST_CASE("negotiation: server-everything refuses server/discover and is spoken to in 2025-11-25") {

@@ -128,6 +128,10 @@ test("http: x-mcp-header arguments travel as Mcp-Param-* headers, Base64 when no
   assert.equal(call.get("mcp-param-region"), `=?base64?${Buffer.from("Zürich").toString("base64")}?=`);
   assert.equal(call.get("mcp-param-priority"), "7");
   assert.equal(call.get("mcp-param-query"), null);
+  // The empty string is sent encoded (some HTTP stacks drop empty fields), and is still the empty string.
+  const empty = await c.client.callTool({ name: "test_custom_headers", arguments: { region: "", priority: 0, query: "q" } });
+  assert.equal(empty.content[0].text, "Region , priority 0: q");
+  assert.equal(c.posts.filter((h) => h.get("mcp-method") === "tools/call").at(-1).get("mcp-param-region"), "=?base64??=");
 });
 
 for (const kind of ["stdio", "http"]) {

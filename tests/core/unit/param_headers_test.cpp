@@ -1,11 +1,12 @@
+#include <absl/strings/ascii.h>
 #include <catch2/catch.hpp>
 
 #include <toolhost/sdk/json.hpp>
+#include <toolhost/sdk/param_headers.hpp>
 
 #include "host/mcp/input_required.hpp"
-#include "host/mcp/param_headers.hpp"
 
-namespace ph = toolhost::mcp::param_headers;
+namespace ph = toolhost::sdk::param_headers;
 
 namespace {
 
@@ -57,6 +58,66 @@ TEST_CASE("header values: =?base64?...?= decoded strictly, anything else literal
   CHECK_FALSE(ph::decode("=?base64?SGVs!!!bG8=?=").ok());  // not the alphabet
   CHECK_FALSE(ph::decode("caf\xc3\xa9").ok());             // raw non-ASCII
   CHECK_FALSE(ph::decode("a\rb").ok());
+  CHECK(*ph::decode("=?base64??=") == "");  // the empty value, as the TypeScript client sends it
+}
+
+TEST_CASE("header values: encoded exactly when a plain field would lose or mangle them", "[headers]") {
+  // The spec's table of examples.
+  CHECK(ph::encode("us-west1") == "us-west1");
+  CHECK(ph::encode("Hello, \xe4\xb8\x96\xe7\x95\x8c") == "=?base64?SGVsbG8sIOS4lueVjA==?=");
+  CHECK(ph::encode(" padded ") == "=?base64?IHBhZGRlZCA=?=");
+  CHECK(ph::encode("line1\nline2") == "=?base64?bGluZTEKbGluZTI=?=");
+  CHECK(ph::encode("=?base64?literal?=") == "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
+  // Inner spaces and tabs are field content; surrounding ones are stripped by field parsing.
+  CHECK(ph::encode("a b\tc") == "a b\tc");
+  CHECK(ph::encode("\tx") == "=?base64?CXg=?=");
+  CHECK(ph::encode("x\t") == "=?base64?eAk=?=");
+  CHECK(ph::encode("=?base64?") == "=?base64?");                     // not the sentinel pattern: no ?= after the prefix
+  CHECK(ph::encode("=?base64?=") == "=?base64?PT9iYXNlNjQ/PQ==?=");  // the pattern, if overlapping
+  CHECK(ph::encode("") == "=?base64??=");
+  CHECK(ph::encode("caf\xc3\xa9") == "=?base64?Y2Fmw6k=?=");
+  CHECK(ph::encode(std::string("a\0b", 3)) == "=?base64?YQBi?=");
+}
+
+TEST_CASE("header values: whatever is encoded decodes to itself", "[headers]") {
+  for (std::string text : {"us-west1", " padded ", "line1\nline2", "=?base64?literal?=", "", "caf\xc3\xa9", "\t",
+                           "\x7f", "a b", "?=", "=?base64?SGVsbG8=?=", "\xff\xfe"}) {
+    auto back = ph::decode(ph::encode(text));
+    REQUIRE(back.ok());
+    CHECK(*back == text);
+  }
+}
+
+TEST_CASE("Mcp-Param-* headers for a call: one per annotated argument present, as the server checks them",
+          "[headers]") {
+  auto found = annotations(kSchema);
+  REQUIRE(found.ok());
+  auto headers_for = [&](const char* arguments) {
+    auto args = toolhost::sdk::parse_json(arguments);
+    REQUIRE(args);
+    return ph::headers_for(*found, &*args);
+  };
+  using pairs = ph::headers;
+  CHECK(headers_for(R"({"region":"Z\u00fcrich","n":42,"deep":{"flag":false},"query":"q"})") ==
+        pairs{{"Mcp-Param-Region", "=?base64?WsO8cmljaA==?="}, {"Mcp-Param-N", "42"}, {"Mcp-Param-Flag", "false"}});
+  // Absent and null arguments have no header; 42.0 is the integer 42; -7 stays signed.
+  CHECK(headers_for(R"({"region":null,"n":42.0})") == pairs{{"Mcp-Param-N", "42"}});
+  CHECK(headers_for(R"({"n":-7})") == pairs{{"Mcp-Param-N", "-7"}});
+  CHECK(headers_for(R"({"deep":"not an object"})").empty());
+  // What no header can say exactly is left to the server's argument check.
+  CHECK(headers_for(R"({"n":1.5})").empty());
+  CHECK(headers_for(R"({"n":9007199254740992})").empty());
+  CHECK(headers_for(R"({"n":{"x":1}})").empty());
+  CHECK(ph::headers_for(*found, nullptr).empty());
+
+  // Round trip: what the client sends is what the server accepts.
+  const char* args = R"({"region":" Z\u00fcrich\n","n":9007199254740991,"deep":{"flag":true}})";
+  ph::received received;
+  for (auto& [name, value] : headers_for(args)) {
+    received.emplace_back(absl::AsciiStrToLower(name.substr(ph::kPrefix.size())), value);
+  }
+  auto parsed = toolhost::sdk::parse_json(args);
+  CHECK(ph::mismatch(*found, &*parsed, received).empty());
 }
 
 TEST_CASE("Mcp-Param-* headers must agree with the arguments they mirror", "[headers]") {

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <set>
 
+#include <toolhost/mcp_client/tool_headers.hpp>
 #include <toolhost/sdk/json.hpp>
 
 namespace toolhost::mcp_client {
@@ -91,6 +92,7 @@ absl::Status client::start() {
   if (info->modern()) listen_for_changes(*conn, *info);
 
   std::lock_guard lock(mutex_);
+  if (annotations_ != nullptr) conn->mirror_arguments(annotations_);
   if (starting_ != conn) {  // stop() ran meanwhile
     deliberate->store(true);
     conn->close();
@@ -222,13 +224,34 @@ absl::StatusOr<std::vector<std::string>> client::list_all(std::string_view metho
     }
     for (const auto& item : list->GetArray()) items.push_back(sdk::to_json(item));
     auto next = sdk::string_member(*doc, "nextCursor");
-    if (!next || next->empty()) return items;
+    if (!next || next->empty()) return method == "tools/list" ? remember_annotations(std::move(items)) : items;
     cursor = std::string(*next);
     if (!seen.insert(cursor).second) {
       return absl::InternalError("the upstream's " + std::string(method) + " pagination repeats a cursor");
     }
   }
   return absl::InternalError("the upstream's " + std::string(method) + " has more than 10000 pages");
+}
+
+std::vector<std::string> client::remember_annotations(std::vector<std::string> tools) {
+  std::shared_ptr<connection> conn;
+  {
+    std::lock_guard lock(mutex_);
+    conn = conn_;
+  }
+  // Only a 2026-07-28 POST has headers that mirror its body.
+  if (options_.upstream.url.empty() || conn == nullptr || conn->protocol_version() != kModernVersion) return tools;
+  read_tools read = read_tool_annotations(std::move(tools));
+  if (callbacks_.warning) {
+    for (const std::string& why : read.refused) callbacks_.warning(why);
+  }
+  auto annotations = std::make_shared<const tool_annotations>(std::move(read.annotations));
+  {
+    std::lock_guard lock(mutex_);
+    annotations_ = annotations;
+  }
+  conn->mirror_arguments(std::move(annotations));
+  return std::move(read.kept);
 }
 
 void client::stop() {

@@ -15,11 +15,10 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
-#include <absl/strings/escaping.h>
-
 #include <toolhost/mcp_client/json_rpc.hpp>
 #include <toolhost/mcp_client/sse_parser.hpp>
 #include <toolhost/sdk/json.hpp>
+#include <toolhost/sdk/param_headers.hpp>
 
 namespace toolhost::mcp_client {
 namespace {
@@ -62,23 +61,17 @@ absl::StatusOr<parsed_url> parse_url(const std::string& url) {
   return out;
 }
 
-// A header value as 2026-07-28 has it: plain when it is visible ASCII (inner spaces allowed),
-// else `=?base64?...?=` of its UTF-8 bytes.
-std::string header_value(std::string_view v) {
-  bool plain = !v.empty() && v.front() != ' ' && v.back() != ' ';
-  for (unsigned char c : v) plain = plain && c >= 0x20 && c <= 0x7e;
-  if (plain) return std::string(v);
-  return "=?base64?" + absl::Base64Escape(absl::string_view(v.data(), v.size())) + "?=";
-}
-
 // What a POST's headers repeat of its body in 2026-07-28 (empty version: a 2025-era message).
 struct mirrored {
   std::string version;  // params._meta's protocolVersion
   std::string method;
-  std::string name;  // params.name, .uri or .taskId, for the methods that name something
+  // params.name, .uri or .taskId, for the methods that name something
+  std::string name;
+  sdk::param_headers::headers arguments;  // a tools/call's Mcp-Param-{Name} headers, encoded
 };
 
-mirrored mirror_of(const rapidjson::Value& doc) {
+// `tools` (may be null): the annotations that say which arguments of which tool are mirrored.
+mirrored mirror_of(const rapidjson::Value& doc, const tool_annotations* tools) {
   mirrored m;
   const rapidjson::Value* params = sdk::member(doc, "params");
   const rapidjson::Value* meta = params != nullptr ? sdk::member(*params, "_meta") : nullptr;
@@ -91,6 +84,12 @@ mirrored mirror_of(const rapidjson::Value& doc) {
                       : m.method.rfind("tasks/", 0) == 0                    ? "taskId"
                                                                             : nullptr;
   if (named != nullptr) m.name = std::string(sdk::string_member(*params, named).value_or(""));
+  if (m.method == "tools/call" && tools != nullptr) {
+    // A tool the last listing did not show goes without: the server says what it is missing.
+    if (auto it = tools->find(m.name); it != tools->end()) {
+      m.arguments = sdk::param_headers::headers_for(it->second, sdk::member(*params, "arguments"));
+    }
+  }
   return m;
 }
 
@@ -99,8 +98,8 @@ mirrored mirror_of(const rapidjson::Value& doc) {
 // the server's requests and notifications first. In 2025-11-25 one GET stream carries what the
 // server sends outside any request, and a session id ties the POSTs together. In 2026-07-28
 // there is neither: each POST says in its headers what its body is (MCP-Protocol-Version,
-// Mcp-Method, Mcp-Name), list changes come on a subscriptions/listen POST, and closing a POST's
-// stream cancels its request.
+// Mcp-Method, Mcp-Name, and a tools/call's x-mcp-header arguments as Mcp-Param-*), list changes
+// come on a subscriptions/listen POST, and closing a POST's stream cancels its request.
 class http_transport final : public transport {
  public:
   http_transport(upstream_spec spec, parsed_url url) : spec_(std::move(spec)), url_(std::move(url)) {}
@@ -119,7 +118,7 @@ class http_transport final : public transport {
     mirrored headers;
     if (auto doc = sdk::parse_json(json); doc && sdk::member(*doc, "method") != nullptr) {
       if (const rapidjson::Value* v = sdk::member(*doc, "id")) id = sdk::to_json(*v);
-      headers = mirror_of(*doc);
+      headers = mirror_of(*doc, tools_.get());
     }
     reap_finished();
     spawn([this, body = std::string(json), id, headers = std::move(headers)] { post(body, id, headers); });
@@ -131,6 +130,11 @@ class http_transport final : public transport {
     protocol_version_ = std::string(protocol_version);
     stateless_ = protocol_version == "2026-07-28";
     if (!closed_ && !stateless_) spawn([this] { listen(); });
+  }
+
+  void mirror_arguments(std::shared_ptr<const tool_annotations> tools) override {
+    std::lock_guard lock(mutex_);
+    tools_ = std::move(tools);
   }
 
   absl::Status cancel(const std::string& id_json, std::string_view notice) override {
@@ -248,7 +252,8 @@ class http_transport final : public transport {
     if (!headers.version.empty()) {
       req.set("MCP-Protocol-Version", headers.version);
       req.set("Mcp-Method", headers.method);
-      if (!headers.name.empty()) req.set("Mcp-Name", header_value(headers.name));
+      if (!headers.name.empty()) req.set("Mcp-Name", sdk::param_headers::encode(headers.name));
+      for (const auto& [name, value] : headers.arguments) req.set(name, value);
     } else if (!protocol_version_.empty()) {
       req.set("MCP-Protocol-Version", protocol_version_);
     }
@@ -401,7 +406,8 @@ class http_transport final : public transport {
   bool closed_ = false;
   std::string session_id_;
   std::string protocol_version_;
-  bool stateless_ = false;  // 2026-07-28 was chosen
+  bool stateless_ = false;                         // 2026-07-28 was chosen
+  std::shared_ptr<const tool_annotations> tools_;  // what tools/call mirrors (mirror_arguments)
   std::set<int> sockets_;
   std::map<std::string, int> request_sockets_;  // request id (JSON) -> the socket of its POST
   std::list<worker> threads_;

@@ -1,9 +1,10 @@
 // An MCP client for one upstream server: starts it (lazily, and again after it died), opens the
 // conversation in 2026-07-28 when the upstream offers it and in 2025-11-25 otherwise
 // (negotiation.hpp), lists what it offers across pages, and sends requests with progress,
-// cancellation, timeouts and (2026-07-28) input-required rounds. Upstream notifications and
-// requests reach the owner through callbacks, in either era: a 2026-07-28 upstream's list changes
-// come on a subscriptions/listen stream the client keeps open.
+// cancellation, timeouts and (2026-07-28) input-required rounds; over HTTP in 2026-07-28 its
+// tools/call headers mirror the arguments that the listed tools mark (tool_headers.hpp).
+// Upstream notifications and requests reach the owner through callbacks, in either era: a
+// 2026-07-28 upstream's list changes come on a subscriptions/listen stream the client keeps open.
 #pragma once
 
 #include <atomic>
@@ -56,6 +57,9 @@ struct client_callbacks {
   std::function<absl::StatusOr<std::string>(const std::string& method, const std::string& params)> request;
   // The upstream went away on its own (not through stop()). Must not block.
   std::function<void(const std::string& reason)> closed;
+  // Something the owner should log as a warning: a tool left out of tools/list (tool_headers.hpp).
+  // On the thread that asked for the list.
+  std::function<void(const std::string& message)> warning;
 };
 
 // Progress from the upstream for one request; `total` < 0 when it did not say.
@@ -88,7 +92,9 @@ class client {
   int pid() const;
 
   // Every item of a paginated list (tools/list "tools", resources/list "resources", ...), each
-  // as compact JSON, walking nextCursor to the end. Starts the upstream if needed.
+  // as compact JSON, walking nextCursor to the end. Starts the upstream if needed. tools/list of
+  // a 2026-07-28 upstream over HTTP also updates the x-mcp-header annotations that tools/call
+  // mirrors, and leaves out the tools whose annotations are invalid.
   absl::StatusOr<std::vector<std::string>> list_all(std::string_view method, std::string_view key);
 
   // One request; `params_json` is an object. Starts the upstream if needed. Returns the
@@ -107,6 +113,8 @@ class client {
   void on_notification(const std::shared_ptr<connection>& from, const message& m);
   // Opens subscriptions/listen for the list changes a 2026-07-28 upstream says it announces.
   void listen_for_changes(connection& conn, const server_info& info);
+  // tools/list's items, read for their x-mcp-header annotations when they matter (see list_all).
+  std::vector<std::string> remember_annotations(std::vector<std::string> tools);
 
   client_options options_;
   client_callbacks callbacks_;
@@ -116,6 +124,9 @@ class client {
   std::shared_ptr<connection> starting_;  // being initialized
   std::optional<server_info> info_;
   std::map<const connection*, std::shared_ptr<std::atomic<bool>>> deliberate_;
+  // From the last tools/list (guarded by mutex_); handed to every new connection, so that a
+  // restarted upstream's first call carries its headers before the list is read again.
+  std::shared_ptr<const tool_annotations> annotations_;
 
   std::mutex progress_mutex_;                    // held while a progress callback runs
   std::map<std::string, progress_fn> progress_;  // our progress token -> where it goes

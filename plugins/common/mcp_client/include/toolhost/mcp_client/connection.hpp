@@ -71,6 +71,8 @@ class connection : public std::enable_shared_from_this<connection> {
   // The revision chosen for this connection (negotiation.hpp); empty until then.
   void negotiated(std::string_view protocol_version);
   std::string protocol_version() const;
+  // The x-mcp-header annotations of the upstream's tools, for the transport (transport.hpp).
+  void mirror_arguments(std::shared_ptr<const tool_annotations> tools) { wire_->mirror_arguments(std::move(tools)); }
 
  private:
   void on_message(std::string_view text);

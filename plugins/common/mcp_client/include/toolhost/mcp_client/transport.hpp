@@ -12,6 +12,8 @@
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
 
+#include <toolhost/sdk/param_headers.hpp>
+
 namespace toolhost::mcp_client {
 
 // Where the upstream server is: a command to run (stdio) or a Streamable HTTP URL.
@@ -25,6 +27,9 @@ struct upstream_spec {
   // "`npx -y rea-agents mcp`" or the URL: how error messages name the upstream.
   std::string describe() const;
 };
+
+// The x-mcp-header annotations of an upstream's tools, by tool name; tools without any are absent.
+using tool_annotations = std::map<std::string, std::vector<sdk::param_headers::annotation>>;
 
 // Callbacks a transport delivers on its own thread. `on_message` gets one JSON text per
 // message; `on_closed` is called exactly once, with a sentence saying why the wire closed
@@ -49,6 +54,10 @@ class transport {
   // Told once the revision is chosen (initialize succeeded, or server/discover): HTTP sends the
   // version in a header from then on and, in 2025-11-25, opens its GET stream.
   virtual void negotiated(std::string_view protocol_version) { (void)protocol_version; }
+  // Told the annotations of the upstream's tools each time its tools/list was read (and those of
+  // the last listing when a new connection opens): 2026-07-28 over HTTP mirrors a tools/call's
+  // annotated arguments in Mcp-Param-{Name} headers; stdio has no headers. [any-thread]
+  virtual void mirror_arguments(std::shared_ptr<const tool_annotations> tools) { (void)tools; }
   // Tells the other side that the request `id_json` is cancelled. `notice` is the
   // notifications/cancelled message, which stdio (both eras) and 2025-era HTTP send; 2026-07-28
   // HTTP closes the request's stream instead, which that revision makes the cancellation.
