@@ -48,7 +48,6 @@ struct call_state {
   // yet, as (key, {"method","params"}), and how many questions without a key of their own were
   // asked (their keys are "input-1", "input-2"... in the order asked, the same in every run).
   bool input_rounds = false;  // the request may end with an InputRequiredResult
-  std::string binding;        // what its requestState is bound to (input_required::binding)
   std::map<std::string, std::string, std::less<>> answers;
   std::vector<std::pair<std::string, std::string>> input_requests;
   int unkeyed_questions = 0;

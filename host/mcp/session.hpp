@@ -175,8 +175,9 @@ class session : public std::enable_shared_from_this<session> {
                           std::string_view args, call_state& call);
   // After the plugin ran: answers with -32021 when it needed a capability the client lacks, or
   // with an InputRequiredResult when it asked what the client has not answered yet. False when
-  // neither applies (the call's own result is the answer).
-  bool answered_with_input_round(const request_ptr& request, call_state& call);
+  // neither applies (the call's own result is the answer). `args`: the call's arguments, which
+  // its requestState is bound to with its method and name.
+  bool answered_with_input_round(const request_ptr& request, call_state& call, std::string_view args);
   // How the request's Mcp-Param-* headers disagree with tool `name`'s x-mcp-header arguments in
   // `args` (toolhost/sdk/param_headers.hpp); empty when they agree or the request did not come over HTTP.
   std::string param_header_mismatch(const request_context& request, const std::string& name, const std::string& args);

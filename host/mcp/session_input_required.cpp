@@ -18,7 +18,6 @@ bool session::begin_input_rounds(const request_ptr& request, const rapidjson::Va
                                  std::string_view args, call_state& call) {
   if (!request->stateless) return true;
   call.input_rounds = true;
-  call.binding = input_required::binding(server_.name(), request->method, name, args);
   const rapidjson::Value* state = params != nullptr ? sdk::member(*params, "requestState") : nullptr;
   if (state == nullptr) return true;  // a first round: inputResponses without a state answer nothing asked
   if (!state->IsString()) {
@@ -26,7 +25,9 @@ bool session::begin_input_rounds(const request_ptr& request, const rapidjson::Va
                   "Invalid params: \"requestState\" must be the string this server gave");
     return false;
   }
-  auto opened = input_required::open(sdk::as_view(*state), call.binding, sdk::member(*params, "inputResponses"));
+  auto opened =
+      input_required::open(sdk::as_view(*state), input_required::binding(server_.name(), request->method, name, args),
+                           sdk::member(*params, "inputResponses"));
   if (!opened.ok()) {
     respond_error(request, jsonrpc::kInvalidParams, std::string(opened.status().message()));
     return false;
@@ -35,7 +36,7 @@ bool session::begin_input_rounds(const request_ptr& request, const rapidjson::Va
   return true;
 }
 
-bool session::answered_with_input_round(const request_ptr& request, call_state& call) {
+bool session::answered_with_input_round(const request_ptr& request, call_state& call, std::string_view args) {
   if (!call.missing_capability.empty()) {
     respond_error(request, jsonrpc::kMissingClientCapability,
                   cat("Missing required client capability: ", call.name, " needs the client's '",
@@ -51,7 +52,9 @@ bool session::answered_with_input_round(const request_ptr& request, call_state& 
     questions = call.input_requests;
   }
   for (const auto& [key, question] : questions) keys.push_back(key);
-  respond(request, input_required::result(questions, input_required::seal(call.binding, keys, call.answers)));
+  // Bound here, not when the call began: most calls ask nothing, and the binding copies the arguments.
+  const std::string bound = input_required::binding(server_.name(), request->method, call.name, args);
+  respond(request, input_required::result(questions, input_required::seal(bound, keys, call.answers)));
   return true;
 }
 

@@ -56,7 +56,7 @@ void session::resources_read(const request_ptr& request, const rapidjson::Value*
     call_context context(shared_from_this(), call);
     sdk::string_writer out;
     const toolhost_status_t s = server_.catalog().read_resource(context.raw(), uri, out);
-    if (answered_with_input_round(request, *call)) return;  // it asked the person something
+    if (answered_with_input_round(request, *call, "")) return;  // it asked the person something
     if (s == TOOLHOST_OK && !is_json_object(out.text())) {
       return respond_error(
           request, jsonrpc::kInternalError,
@@ -147,7 +147,7 @@ void session::prompts_get(const request_ptr& request, const rapidjson::Value* pa
     call_context context(shared_from_this(), call);
     sdk::string_writer out;
     const toolhost_status_t s = server_.catalog().get_prompt(context.raw(), name, args, out);
-    if (answered_with_input_round(request, *call)) return;  // it asked the person something
+    if (answered_with_input_round(request, *call, args)) return;  // it asked the person something
     if (s == TOOLHOST_OK && !is_json_object(out.text())) {
       return respond_error(
           request, jsonrpc::kInternalError,

@@ -3,6 +3,10 @@
 // on a worker with its own context (progress, cancellation, questions to the client).
 #include <toolhost/sdk/strings.hpp>
 
+#include <cstring>
+
+#include <rapidjson/reader.h>
+
 #include <toolhost/sdk/json.hpp>
 #include <toolhost/sdk/result.hpp>
 #include <toolhost/sdk/writer.hpp>
@@ -102,7 +106,7 @@ void session::tools_call(const request_ptr& request, const rapidjson::Value* par
       if (failures.empty()) return respond_error(request, jsonrpc::kInvalidParams, cat("Unknown tool: ", call->name));
       return respond(request, sdk::result::error(cat("Unknown tool: ", call->name, ". ", failures)).to_json());
     }
-    if (answered_with_input_round(request, *call)) return;  // it asked what only the person can answer
+    if (answered_with_input_round(request, *call, args)) return;  // it asked what only the person can answer
     respond(request, result);
   });
 }
@@ -168,11 +172,57 @@ std::string session::run_tool(const std::shared_ptr<call_state>& call, const std
   return finish_result(call, out.take());
 }
 
+namespace {
+
+// Reads a JSON text for whether it is an object with a "content" array among its own members,
+// with RapidJSON's SAX reader: a DOM was built only to look at that one member, and was a
+// seventh of an echo call's instructions (callgrind, bench/mcp).
+struct content_array_finder : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, content_array_finder> {
+  int depth = 0;
+  bool after_content_key = false;  // the last event was the root's key "content"
+  bool found = false;
+
+  bool Default() {  // every scalar
+    after_content_key = false;
+    return true;
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    after_content_key = depth == 1 && std::string_view(s, n) == "content";
+    return true;
+  }
+  bool StartObject() {
+    after_content_key = false;
+    ++depth;
+    return true;
+  }
+  bool EndObject(rapidjson::SizeType) {
+    --depth;
+    return true;
+  }
+  bool StartArray() {
+    found = found || after_content_key;
+    after_content_key = false;
+    ++depth;
+    return true;
+  }
+  bool EndArray(rapidjson::SizeType) {
+    --depth;
+    return true;
+  }
+};
+
+bool is_call_tool_result(const std::string& raw) {
+  if (std::memchr(raw.data(), '\0', raw.size()) != nullptr) return false;  // never in JSON text
+  rapidjson::Reader reader;
+  rapidjson::StringStream in(raw.c_str());
+  content_array_finder finder;
+  return !reader.Parse(in, finder).IsError() && finder.found;
+}
+
+}  // namespace
+
 std::string session::finish_result(const std::shared_ptr<call_state>& call, std::string raw) {
-  rapidjson::Document doc;
-  doc.Parse(raw.c_str(), raw.size());
-  const rapidjson::Value* content = doc.HasParseError() ? nullptr : sdk::member(doc, "content");
-  if (content == nullptr || !content->IsArray()) {
+  if (!is_call_tool_result(raw)) {
     log::warning("session", cat("tool ", call->name, " returned an invalid result: ", raw.substr(0, 200)));
     return sdk::result::error(
                cat("The tool ", call->name,
@@ -180,7 +230,7 @@ std::string session::finish_result(const std::shared_ptr<call_state>& call, std:
         .to_json();
   }
   // One message is one line on stdio: a result written over several lines is made compact.
-  if (raw.find_first_of("\r\n") != std::string::npos) return sdk::to_json(doc);
+  if (raw.find_first_of("\r\n") != std::string::npos) return sdk::to_json(*sdk::parse_json(raw));
   return raw;
 }
 

@@ -202,3 +202,24 @@ TEST_CASE("privacy replaces the home folder in answers", "[session]") {
   const std::string answer = h.take_for("1");
   CHECK(answer.find(R"("text":"~/secret and /home/someonelse")") != std::string::npos);
 }
+
+TEST_CASE("a result that is not a CallToolResult becomes a tool error; a multi-line one one line", "[session]") {
+  harness h("example-private");
+  h.init();
+  int id = 1;
+  for (const char* kind :
+       {"no content", "content not an array", "nested content", "cut short", "trailing text", "an array"}) {
+    INFO(kind);
+    const std::string sid = std::to_string(id++);
+    h.send(std::string(R"({"jsonrpc":"2.0","id":)") + sid +
+           R"(,"method":"tools/call","params":{"name":"fixture_echo","arguments":{"text":"bad result: )" + kind +
+           R"("}}})");
+    const std::string answer = h.take_for(sid);
+    CHECK(answer.find(R"("isError":true)") != std::string::npos);
+    CHECK(answer.find("returned an invalid result (not an MCP CallToolResult)") != std::string::npos);
+  }
+  h.send(
+      R"({"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"fixture_echo","arguments":{"text":"bad result: multiline"}}})");
+  const std::string answer = h.take_for("99");
+  CHECK(answer == R"({"jsonrpc":"2.0","id":99,"result":{"content":[{"type":"text","text":"two\nlines"}]}})");
+}
