@@ -20,8 +20,7 @@ std::string where_to_change(const tool_request& r) {
 // Refusals and what the person answered are what a user looks for in the log, at info. A call
 // its row allows outright is routine, at debug: at info, every call of a busy tool was a line on
 // stderr, a formatted write per call (bench/mcp's echo: 3,500 lines in a second).
-decision logged(const tool_request& r, decision d, std::string_view how) {
-  const log::level level = d.allowed && how == "allow" ? log::level::debug : log::level::info;
+decision logged(const tool_request& r, decision d, std::string_view how, log::level level = log::level::info) {
   if (level < log::current_level()) return d;
   log::write(level, "permissions",
              cat(d.allowed ? "allowed " : "refused ", r.tool, " (", r.kind_label, ", ", how, ") in server ", r.server));
@@ -32,7 +31,7 @@ decision logged(const tool_request& r, decision d, std::string_view how) {
 
 decision authorize(const tool_request& r, const ask_fn& ask) {
   switch (r.setting) {
-    case config::permission::allow: return logged(r, {true, ""}, "allow");
+    case config::permission::allow: return logged(r, {true, ""}, "allow", log::level::debug);
     case config::permission::never:
       return logged(
           r,
