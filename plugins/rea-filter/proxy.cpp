@@ -69,14 +69,6 @@ bool has_capability(const std::optional<mcp::server_info>& info, std::string_vie
   return caps && sdk::member(*caps, name) != nullptr;
 }
 
-// The code of the upstream's JSON-RPC error behind `status`, 0 when there is none.
-int64_t error_code(const absl::Status& status) {
-  auto error = mcp::jsonrpc_error(status);
-  auto doc = error ? sdk::parse_json(*error) : std::nullopt;
-  const rapidjson::Value* code = doc ? sdk::member(*doc, "code") : nullptr;
-  return code != nullptr && code->IsInt64() ? code->GetInt64() : 0;
-}
-
 absl::Status with_error_object(absl::Status status, std::string error_json) {
   status.SetPayload(mcp::kJsonRpcErrorPayload, absl::Cord(std::move(error_json)));
   return status;
@@ -450,7 +442,7 @@ toolhost_status_t proxy::read_resource(const toolhost_call_t* call, std::string_
   *result = std::string(answer.status().message());
   // A missing resource is -32002 up to 2025-11-25 and -32602 in 2026-07-28; the host in front
   // says it in its own client's era.
-  const int64_t code = error_code(answer.status());
+  const int64_t code = mcp::jsonrpc_error_code(answer.status());
   const auto info = client_.info();
   if (code == -32002 || (code == -32602 && info && info->modern())) return TOOLHOST_ERR_NOT_FOUND;
   return TOOLHOST_ERR_INTERNAL;
@@ -469,7 +461,7 @@ toolhost_status_t proxy::get_prompt(const toolhost_call_t* call, std::string_vie
     return TOOLHOST_OK;
   }
   *result = std::string(answer.status().message());
-  if (error_code(answer.status()) == -32602) return TOOLHOST_ERR_INVALID_ARGUMENT;
+  if (mcp::jsonrpc_error_code(answer.status()) == -32602) return TOOLHOST_ERR_INVALID_ARGUMENT;
   return TOOLHOST_ERR_INTERNAL;
 }
 

@@ -117,14 +117,37 @@ async function open(era, upstream, { answers = [], url } = {}) {
 
 // An HTTP hop in front of the HTTP upstream that records the headers of every POST (lower-case
 // names, as Node gives them) and passes the exchange on unchanged, streams included.
-async function headerTap(target) {
+async function headerTap(target, { annotationsFrom } = {}) {
   const posts = [];
   const to = new URL(target);
+  // With `annotationsFrom` (a tool name), the upstream's tools change when that tool is first
+  // called: until then each tools/list answer goes out without its x-mcp-header annotations, as
+  // from a server that added them after the client listed.
+  let changed = !annotationsFrom;
+  const strip = (body) => {
+    const message = JSON.parse(body);
+    for (const tool of message.result?.tools ?? []) {
+      for (const property of Object.values(tool.inputSchema?.properties ?? {})) delete property["x-mcp-header"];
+    }
+    return JSON.stringify(message);
+  };
   const server = createServer((req, res) => {
     posts.push(req.headers);
+    if (req.headers["mcp-method"] === "tools/call" && req.headers["mcp-name"] === annotationsFrom) changed = true;
+    const rewrite = !changed && req.headers["mcp-method"] === "tools/list";
     const out = httpRequest({ host: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers }, (up) => {
-      res.writeHead(up.statusCode, up.headers);
-      up.pipe(res);
+      if (!rewrite || !String(up.headers["content-type"]).startsWith("application/json")) {
+        res.writeHead(up.statusCode, up.headers);
+        return up.pipe(res);
+      }
+      let body = "";
+      up.setEncoding("utf8");
+      up.on("data", (d) => (body += d));
+      up.on("end", () => {
+        const text = strip(body);
+        res.writeHead(up.statusCode, { ...up.headers, "content-length": Buffer.byteLength(text) });
+        res.end(text);
+      });
     });
     out.on("error", () => res.destroy());
     req.pipe(out);
@@ -274,6 +297,28 @@ for (const era of ["2026-07-28", "2025-11-25"]) {
       assert.equal(headers["mcp-param-priority"], "7");
       assert.equal(headers["mcp-param-query"], undefined);
     }
+  });
+
+  test(`${era} client, http toolhost upstream: a call refused with -32020 because the upstream's tools changed is retried once, after listing them again`, async (t) => {
+    const tap = await headerTap(httpUpstream.url, { annotationsFrom: "test_custom_headers" });
+    t.after(tap.close);
+    const c = await open(era, "http", { url: tap.url });
+    t.after(c.close);
+    const { tools } = await c.client.listTools();
+    assert.ok(tools.some((tool) => tool.name === "test_custom_headers"), c.log());
+    const res = await c.call({ name: "test_custom_headers", arguments: { region: "us-west1", priority: 7, query: "weather" } });
+    assert.equal(res.isError, undefined, JSON.stringify(res) + c.log());
+    assert.equal(res.content[0].text, "Region us-west1, priority 7: weather");
+    // The first attempt had no headers (the listing had no annotations) and was refused; then a
+    // new listing, and the second attempt carried them.
+    const methods = tap.posts.map((h) => h["mcp-method"]);
+    const first = methods.findIndex((m, i) => m === "tools/call" && tap.posts[i]["mcp-name"] === "test_custom_headers");
+    const attempts = tap.posts.filter((h) => h["mcp-method"] === "tools/call" && h["mcp-name"] === "test_custom_headers");
+    assert.equal(attempts.length, 2, JSON.stringify(methods));
+    assert.equal(attempts[0]["mcp-param-region"], undefined);
+    assert.equal(attempts[1]["mcp-param-region"], "us-west1");
+    assert.equal(attempts[1]["mcp-param-priority"], "7");
+    assert.ok(methods.slice(first + 1).includes("tools/list"), JSON.stringify(methods));
   });
 
   test(`${era} client: a prompt the 2026-07-28 upstream renders after a question; a resource it lacks is not found in the client's era`, async (t) => {

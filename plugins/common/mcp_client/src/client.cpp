@@ -170,7 +170,14 @@ absl::StatusOr<std::string> client::request(std::string_view method, std::string
   absl::StatusOr<std::string> answer;
   if ((*conn)->protocol_version() == kModernVersion) {
     add_request_meta(params, alloc, identity());
-    answer = request_with_rounds(**conn, method, sdk::to_json(params), timeout, options.cancel, options.input);
+    const std::string sent = sdk::to_json(params);
+    answer = request_with_rounds(**conn, method, sent, timeout, options.cancel, options.input);
+    // -32020 to a call: its Mcp-Param-* headers follow annotations the upstream no longer has
+    // (its tools changed since they were listed). As the spec asks, list them again and retry once.
+    if (!answer.ok() && method == "tools/call" && jsonrpc_error_code(answer.status()) == kHeaderMismatch &&
+        !(options.cancel != nullptr && options.cancel->cancelled()) && list_all("tools/list", "tools").ok()) {
+      answer = request_with_rounds(**conn, method, sent, timeout, options.cancel, options.input);
+    }
     if (answer.ok()) answer = legacy_result(*std::move(answer));
   } else {
     answer = (*conn)->request(method, sdk::to_json(params), timeout, options.cancel);

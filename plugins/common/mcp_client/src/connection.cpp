@@ -17,6 +17,13 @@ std::optional<std::string> jsonrpc_error(const absl::Status& status) {
   return std::string(*payload);
 }
 
+int64_t jsonrpc_error_code(const absl::Status& status) {
+  auto error = jsonrpc_error(status);
+  auto doc = error ? sdk::parse_json(*error) : std::nullopt;
+  const rapidjson::Value* code = doc && doc->IsObject() ? sdk::member(*doc, "code") : nullptr;
+  return code != nullptr && code->IsInt64() ? code->GetInt64() : 0;
+}
+
 namespace {
 
 // A requester that could not read for itself (another one was) waits this long before it tries

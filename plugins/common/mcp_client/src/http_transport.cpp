@@ -330,11 +330,18 @@ class http_transport final : public transport {
     }
     if (status == 202 || id.empty()) return;  // a notification or response was accepted
     if (status >= 400) {
+      // A JSON-RPC error in the body keeps its code: a 2026-07-28 server answers -32020 (headers
+      // that do not match the body) with HTTP 400, and the client acts on that code.
       std::string why = "the upstream " + spec_.url + " answered HTTP " + std::to_string(status);
-      if (auto doc = sdk::parse_json(whole); doc && sdk::member(*doc, "error") != nullptr) {
-        why += ": " + std::string(sdk::string_member(*sdk::member(*doc, "error"), "message").value_or(""));
+      int64_t code = -32000;
+      const auto doc = sdk::parse_json(whole);
+      const rapidjson::Value* error = doc && doc->IsObject() ? sdk::member(*doc, "error") : nullptr;
+      if (error != nullptr && error->IsObject()) {
+        why += ": " + std::string(sdk::string_member(*error, "message").value_or(""));
+        const rapidjson::Value* given = sdk::member(*error, "code");
+        if (given != nullptr && given->IsInt64()) code = given->GetInt64();
       }
-      return fail_request(id, why);
+      return deliver(make_error(id, code, why));
     }
     if (!sse) {
       if (!whole.empty()) deliver(whole);

@@ -30,6 +30,9 @@ inline constexpr const char* kJsonRpcErrorPayload = "toolhost.mcp_client/jsonrpc
 // The upstream's JSON-RPC error object when `status` came from one.
 std::optional<std::string> jsonrpc_error(const absl::Status& status);
 
+// The code of the upstream's JSON-RPC error behind `status`, 0 when there is none.
+int64_t jsonrpc_error_code(const absl::Status& status);
+
 struct connection_handlers {
   // Notifications, on the transport's thread, in arrival order. Must not block and must not
   // call request() (the answer would have to arrive on this very thread).

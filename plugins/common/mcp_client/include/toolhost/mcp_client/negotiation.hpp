@@ -13,6 +13,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,8 @@ namespace toolhost::mcp_client {
 
 inline constexpr std::string_view kModernVersion = "2026-07-28";  // stateless, server/discover
 inline constexpr std::string_view kLegacyVersion = "2025-11-25";  // initialize, sessions
+// 2026-07-28's error for HTTP headers that do not match the body (Mcp-Method, Mcp-Name, Mcp-Param-*).
+inline constexpr int64_t kHeaderMismatch = -32020;
 
 // Who we are and what we can do, as both eras tell the upstream.
 struct client_identity {
