@@ -117,7 +117,7 @@ std::string chunk(std::string_view data) {
 
 class connection : public connection_table::member, public std::enable_shared_from_this<connection> {
  public:
-  connection(tcp::socket&& socket, server_context& ctx)
+  connection(connection_socket&& socket, server_context& ctx)
       : socket_(std::move(socket)), ctx_(ctx), timer_(socket_.get_executor()) {}
   ~connection() override { ctx_.connections.leave(slot_); }
 
@@ -534,7 +534,7 @@ class connection : public connection_table::member, public std::enable_shared_fr
     close();
     if (!s || !session) return;
     if (!resumable) return session->abandon(s);
-    auto timer = std::make_shared<net::steady_timer>(socket_.get_executor(), ctx_.opts.resume_grace);
+    auto timer = std::make_shared<timer_type>(socket_.get_executor(), ctx_.opts.resume_grace);
     timer->async_wait([timer, s, weak = std::weak_ptr<http_session>(session)](beast::error_code) {
       if (auto session = weak.lock()) session->abandon(s);
     });
@@ -676,10 +676,13 @@ class connection : public connection_table::member, public std::enable_shared_fr
     socket_.close();
   }
 
-  beast::tcp_stream socket_;
+  using timer_type = net::basic_waitable_timer<std::chrono::steady_clock, net::wait_traits<std::chrono::steady_clock>,
+                                               connection_executor>;
+
+  beast::basic_stream<tcp, connection_executor> socket_;
   server_context& ctx_;
   connection_table::slot slot_;
-  net::steady_timer timer_;
+  timer_type timer_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   endpoint_state* endpoint_ = nullptr;
@@ -707,7 +710,7 @@ class connection : public connection_table::member, public std::enable_shared_fr
 
 }  // namespace
 
-void serve_connection(tcp::socket socket, server_context& ctx) {
+void serve_connection(connection_socket socket, server_context& ctx) {
   beast::error_code ignored;
   socket.set_option(tcp::no_delay(true), ignored);  // small JSON-RPC writes must not wait for Nagle
   std::make_shared<connection>(std::move(socket), ctx)->start();

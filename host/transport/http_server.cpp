@@ -93,7 +93,8 @@ class listener : public std::enable_shared_from_this<listener> {
       : ioc_(ioc), acceptor_(std::move(acceptor)), ctx_(ctx), backoff_timer_(ioc) {}
 
   void accept() {
-    acceptor_.async_accept(net::make_strand(ioc_), [self = shared_from_this()](beast::error_code ec, tcp::socket s) {
+    acceptor_.async_accept(net::make_strand(ioc_), [self = shared_from_this()](beast::error_code ec,
+                                                                               connection_socket s) {
       if (ec == net::error::operation_aborted) return;
       if (!ec) {
         self->backoff_ = std::chrono::milliseconds(0);
