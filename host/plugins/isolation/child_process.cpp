@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <thread>
@@ -36,6 +37,14 @@ constexpr int kStartSeconds = 60;
 // doubling up to 8 s.
 constexpr auto kFirstBackoff = std::chrono::milliseconds(250);
 constexpr auto kMaxBackoff = std::chrono::seconds(8);
+// A child that cannot be made for want of descriptors (or processes, or memory) is tried again
+// for this long, 10 ms doubling to 500 ms between tries: such a shortage is usually brief (a
+// flood of HTTP connections that the listener is shedding while the plugins start, which failed
+// the isolated pass of the http limits test with "Too many open files"), and a plugin given up
+// on at start stays missing until the server is started again.
+constexpr auto kShortageRetryFor = std::chrono::seconds(3);
+
+bool shortage(int err) { return err == EMFILE || err == ENFILE || err == EAGAIN || err == ENOMEM; }
 // How long a call reads the socket for its own answer before it sleeps (see call()). Each thread
 // that sleeps on the way costs a wake-up: 25-60 us where an idle virtual CPU must be woken
 // (host/mcp/worker_pool.cpp), ~5 us on a busy one. The old path slept in four places (the child's
@@ -108,10 +117,11 @@ absl::StatusOr<std::string> child_process::start() {
   return spawn_locked();
 }
 
-absl::StatusOr<std::string> child_process::spawn_locked() {
+int child_process::spawn_child(int* parent_end, pid_t* pid, const char** step) const {
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-    return absl::InternalError(cat("cannot create the socket for the process of ", spec_.name, ": ", strerror(errno)));
+    *step = "socket";
+    return errno;
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -125,13 +135,35 @@ absl::StatusOr<std::string> child_process::spawn_locked() {
   const std::string exe = boost::dll::program_location().string();
   std::string arg = "--plugin-child=3";
   char* argv[] = {const_cast<char*>(exe.c_str()), arg.data(), nullptr};
-  pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv, environ);
+  const int rc = ::posix_spawn(pid, exe.c_str(), &actions, nullptr, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
   ::close(sv[1]);
   if (rc != 0) {
     ::close(sv[0]);
-    return absl::InternalError(cat("cannot start ", exe, " for plugin ", spec_.name, ": ", strerror(rc)));
+    *step = "process";
+    return rc;
+  }
+  *parent_end = sv[0];
+  return 0;
+}
+
+absl::StatusOr<std::string> child_process::spawn_locked() {
+  int sv[2] = {-1, -1};
+  pid_t pid = 0;
+  const char* step = "";
+  const auto give_up = std::chrono::steady_clock::now() + kShortageRetryFor;
+  for (auto pause = std::chrono::milliseconds(10);; pause = std::min(pause * 2, std::chrono::milliseconds(500))) {
+    const int err = spawn_child(&sv[0], &pid, &step);
+    if (err == 0) break;
+    if (!shortage(err) || stopping_ || std::chrono::steady_clock::now() + pause > give_up) {
+      if (std::string_view(step) == "socket") {
+        return absl::InternalError(
+            cat("cannot create the socket for the process of ", spec_.name, ": ", strerror(err)));
+      }
+      return absl::InternalError(cat("cannot start ", boost::dll::program_location().string(), " for plugin ",
+                                     spec_.name, ": ", strerror(err)));
+    }
+    std::this_thread::sleep_for(pause);
   }
   auto ch = std::make_shared<channel>(sv[0]);
   timeval tv{kStartSeconds, 0};
