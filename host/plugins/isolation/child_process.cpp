@@ -148,12 +148,12 @@ int child_process::spawn_child(int* parent_end, pid_t* pid, const char** step) c
 }
 
 absl::StatusOr<std::string> child_process::spawn_locked() {
-  int sv[2] = {-1, -1};
+  int socket_fd = -1;  // our end of the child's socket pair
   pid_t pid = 0;
   const char* step = "";
   const auto give_up = std::chrono::steady_clock::now() + kShortageRetryFor;
   for (auto pause = std::chrono::milliseconds(10);; pause = std::min(pause * 2, std::chrono::milliseconds(500))) {
-    const int err = spawn_child(&sv[0], &pid, &step);
+    const int err = spawn_child(&socket_fd, &pid, &step);
     if (err == 0) break;
     if (!shortage(err) || stopping_ || std::chrono::steady_clock::now() + pause > give_up) {
       if (std::string_view(step) == "socket") {
@@ -165,9 +165,9 @@ absl::StatusOr<std::string> child_process::spawn_locked() {
     }
     std::this_thread::sleep_for(pause);
   }
-  auto ch = std::make_shared<channel>(sv[0]);
+  auto ch = std::make_shared<channel>(socket_fd);
   timeval tv{kStartSeconds, 0};
-  ::setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(socket_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   {
     std::lock_guard lock(mutex_);
     killed_because_.clear();
@@ -197,7 +197,7 @@ absl::StatusOr<std::string> child_process::spawn_locked() {
                                    error.empty() ? "" : cat(" after sending ", error), " before its plugins started"));
   }
   tv = {0, 0};
-  ::setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(socket_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   if (reader_.joinable()) reader_.join();
   {
     std::lock_guard lock(mutex_);
