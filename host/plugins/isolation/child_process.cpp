@@ -117,11 +117,12 @@ absl::StatusOr<std::string> child_process::start() {
   return spawn_locked();
 }
 
-int child_process::spawn_child(int* parent_end, pid_t* pid, const char** step) const {
+int child_process::spawn_child(int* parent_end, pid_t* pid, std::string* why) const {
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-    *step = "socket";
-    return errno;
+    const int err = errno;
+    *why = cat("cannot create the socket for the process of ", spec_.name, ": ", strerror(err));
+    return err;
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -140,7 +141,7 @@ int child_process::spawn_child(int* parent_end, pid_t* pid, const char** step) c
   ::close(sv[1]);
   if (rc != 0) {
     ::close(sv[0]);
-    *step = "process";
+    *why = cat("cannot start ", exe, " for plugin ", spec_.name, ": ", strerror(rc));
     return rc;
   }
   *parent_end = sv[0];
@@ -150,18 +151,13 @@ int child_process::spawn_child(int* parent_end, pid_t* pid, const char** step) c
 absl::StatusOr<std::string> child_process::spawn_locked() {
   int socket_fd = -1;  // our end of the child's socket pair
   pid_t pid = 0;
-  const char* step = "";
+  std::string why;
   const auto give_up = std::chrono::steady_clock::now() + kShortageRetryFor;
   for (auto pause = std::chrono::milliseconds(10);; pause = std::min(pause * 2, std::chrono::milliseconds(500))) {
-    const int err = spawn_child(&socket_fd, &pid, &step);
+    const int err = spawn_child(&socket_fd, &pid, &why);
     if (err == 0) break;
     if (!shortage(err) || stopping_ || std::chrono::steady_clock::now() + pause > give_up) {
-      if (std::string_view(step) == "socket") {
-        return absl::InternalError(
-            cat("cannot create the socket for the process of ", spec_.name, ": ", strerror(err)));
-      }
-      return absl::InternalError(cat("cannot start ", boost::dll::program_location().string(), " for plugin ",
-                                     spec_.name, ": ", strerror(err)));
+      return absl::InternalError(why);
     }
     std::this_thread::sleep_for(pause);
   }

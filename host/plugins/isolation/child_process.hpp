@@ -77,8 +77,8 @@ class child_process {
   absl::Status ensure_running(const toolhost_call_t* context);
   absl::StatusOr<std::string> spawn_locked();
   // Makes the child with its end of a new socket pair as its fd 3: 0, or the errno of the step
-  // that failed (`step`: "socket" or "process").
-  int spawn_child(int* parent_end, pid_t* pid, const char** step) const;
+  // that failed, with `why` the sentence that says so.
+  int spawn_child(int* parent_end, pid_t* pid, std::string* why) const;
   void kill_child(std::string why);
   void answer_question(pending& p, const frame& q);
   static void cancel_pending(void* user_data);  // a toolhost_cancel_fn; user_data: the pending call
