@@ -38,17 +38,27 @@ int sequence_at(std::string_view t, size_t at) {
 }  // namespace
 
 size_t first_invalid(std::string_view text) {
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  const auto ascii = [&](size_t at, size_t words) {  // no high bit in `words` words from `at`
+    uint64_t any = 0;
+    for (size_t k = 0; k < words; ++k) {
+      uint64_t word;
+      std::memcpy(&word, text.data() + at + 8 * k, sizeof word);
+      any |= word;
+    }
+    return (any & kHigh) == 0;
+  };
   for (size_t i = 0; i < text.size();) {
-    // ASCII runs are most of every message: eight bytes at a time while no high bit is set.
-    // Every message passes here twice, and byte by byte this was 3-5% of a tools/call's
-    // instructions (callgrind, bench/mcp's echo call).
-    uint64_t word;
-    if (text.size() - i >= sizeof word) {
-      std::memcpy(&word, text.data() + i, sizeof word);
-      if ((word & 0x8080808080808080ull) == 0) {
-        i += sizeof word;
-        continue;
-      }
+    // ASCII runs are most of every message: 32 bytes at a time while no high bit is set, then 8.
+    // Every message passes here twice; byte by byte this was 3-5% of a tools/call's instructions,
+    // and 8 at a time still 2.5 instructions a byte (callgrind, bench/mcp's echo call).
+    if (text.size() - i >= 32 && ascii(i, 4)) {
+      i += 32;
+      continue;
+    }
+    if (text.size() - i >= 8 && ascii(i, 1)) {
+      i += 8;
+      continue;
     }
     if (static_cast<unsigned char>(text[i]) < 0x80) {
       ++i;

@@ -29,10 +29,19 @@
 namespace toolhost::mcp {
 
 // Protocol versions this host speaks through initialize (the stateful era), newest first.
-inline constexpr const char* kSupportedVersions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+inline constexpr std::string_view kSupportedVersions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
 inline constexpr const char* kLatestVersion = "2025-11-25";
 // Versions of the stateless era (each request names its version and capabilities in _meta).
-inline constexpr const char* kStatelessVersions[] = {"2026-07-28"};
+inline constexpr std::string_view kStatelessVersions[] = {"2026-07-28"};
+
+// Whether `version` is one of `versions` (kSupportedVersions or kStatelessVersions).
+template <size_t N>
+constexpr bool listed(const std::string_view (&versions)[N], std::string_view version) {
+  for (std::string_view v : versions) {
+    if (v == version) return true;
+  }
+  return false;
+}
 
 struct outgoing {
   std::string json;             // one JSON-RPC message (or a batch array), compact, no newline
@@ -159,9 +168,10 @@ class session : public std::enable_shared_from_this<session> {
   void handle_notification(const std::string& method, const rapidjson::Value* params);
   // ---- The 2026-07-28 era (session_stateless.cpp) ----
   // A request whose _meta names a protocol version, or that came with a 2026-07-28 header.
-  static bool is_stateless(const rapidjson::Value* params, const request_headers& headers);
+  // `meta`: params._meta when it is an object, else nullptr.
+  static bool is_stateless(const rapidjson::Value* meta, const request_headers& headers);
   void handle_stateless(const std::shared_ptr<request_context>& request, const rapidjson::Value* params,
-                        const request_headers& headers);
+                        const rapidjson::Value* meta, const request_headers& headers);
   void discover(const request_ptr& request, const rapidjson::Value* params);
   void subscriptions_listen(const request_ptr& request, const rapidjson::Value* params);
   // What a 2026-07-28 result carries beyond the method's own fields, appended to `out`.
@@ -178,9 +188,10 @@ class session : public std::enable_shared_from_this<session> {
   // neither applies (the call's own result is the answer). `args`: the call's arguments, which
   // its requestState is bound to with its method and name.
   bool answered_with_input_round(const request_ptr& request, call_state& call, std::string_view args);
-  // How the request's Mcp-Param-* headers disagree with tool `name`'s x-mcp-header arguments in
+  // How the request's Mcp-Param-* headers disagree with `tool`'s x-mcp-header arguments in
   // `args` (toolhost/sdk/param_headers.hpp); empty when they agree or the request did not come over HTTP.
-  std::string param_header_mismatch(const request_context& request, const std::string& name, const std::string& args);
+  static std::string param_header_mismatch(const request_context& request, const catalog::tool_target& tool,
+                                           const std::string& args);
   // Sends a notification to the subscriptions/listen streams that asked for its kind.
   void notify_listeners(const std::string& json);
   struct listener;
@@ -209,7 +220,9 @@ class session : public std::enable_shared_from_this<session> {
   // ---- Tools (session_tools.cpp) ----
   void tools_list(const request_ptr& request, const rapidjson::Value* params);
   void tools_call(const request_ptr& request, const rapidjson::Value* params);
-  std::string run_tool(const std::shared_ptr<call_state>& call, const std::string& args);
+  // `target`: the plugin that serves the call's name (catalog::find_tool), if any.
+  std::string run_tool(const std::shared_ptr<call_state>& call, const std::string& args,
+                       const std::optional<catalog::tool_target>& target);
   // The call's time limit passed: answers it with a tool error and cancels it.
   void time_out(const std::shared_ptr<call_state>& call, uint32_t limit_ms);
   std::string finish_result(const std::shared_ptr<call_state>& call, std::string raw);

@@ -58,13 +58,11 @@ bool session::answered_with_input_round(const request_ptr& request, call_state& 
   return true;
 }
 
-std::string session::param_header_mismatch(const request_context& request, const std::string& name,
+std::string session::param_header_mismatch(const request_context& request, const catalog::tool_target& tool,
                                            const std::string& args) {
-  if (!request.http) return {};
-  const auto target = server_.catalog().find_tool(name);
-  if (!target || !target->header_params) return {};
+  if (!request.http || !tool.header_params) return {};
   auto arguments = sdk::parse_json(args);
-  return sdk::param_headers::mismatch(*target->header_params, arguments ? &*arguments : nullptr, request.param_headers);
+  return sdk::param_headers::mismatch(*tool.header_params, arguments ? &*arguments : nullptr, request.param_headers);
 }
 
 }  // namespace toolhost::mcp

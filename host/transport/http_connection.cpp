@@ -45,11 +45,7 @@ std::string error_body(std::string_view message, int code = -32000) {
 
 bool header_has(std::string_view value, std::string_view token) { return value.find(token) != std::string_view::npos; }
 
-bool listed(const auto& versions, std::string_view v) {
-  return std::any_of(std::begin(versions), std::end(versions), [v](const char* s) { return v == s; });
-}
-
-bool version_supported(std::string_view v) { return listed(mcp::kSupportedVersions, v); }
+bool version_supported(std::string_view v) { return mcp::listed(mcp::kSupportedVersions, v); }
 
 std::string_view sv(beast::string_view v) { return std::string_view(v.data(), v.size()); }
 
@@ -87,7 +83,8 @@ mcp_fields read_mcp_fields(const bhttp::fields& fields) {
   };
   for (const auto& field : fields) {
     const std::string_view name = sv(field.name_string());
-    if (name.size() <= 4 || !iequals(name.substr(0, 4), "mcp-")) continue;
+    // The first letter first: most fields (Host, Content-Type, Accept...) end there.
+    if (name.size() <= 4 || (name[0] | 0x20) != 'm' || !iequals(name.substr(0, 4), "mcp-")) continue;
     const std::string_view rest = name.substr(4);
     const std::string_view value = sv(field.value());
     if (iequals(rest, "protocol-version")) {
@@ -257,7 +254,7 @@ class connection : public connection_table::member, public std::enable_shared_fr
     const std::string_view protocol = fields.protocol_version;
     if (!protocol.empty() && !version_supported(protocol) && !fields.session_id.empty()) {
       std::string versions;
-      for (const char* v : mcp::kSupportedVersions) append(versions, versions.empty() ? "" : ", ", v);
+      for (std::string_view v : mcp::kSupportedVersions) append(versions, versions.empty() ? "" : ", ", v);
       return refuse(bhttp::status::bad_request,
                     cat("Bad Request: unsupported MCP-Protocol-Version '", protocol, "' (supported: ", versions, ")"));
     }
@@ -335,7 +332,7 @@ class connection : public connection_table::member, public std::enable_shared_fr
       // 2026-07-28 requests are served by a session this connection owns. They come one after
       // another, so the session that served the last one serves the next (it holds nothing of a
       // finished request) and a request does not pay for building and ending one (bench/mcp).
-      const bool reuse = stateless_ && listed(mcp::kStatelessVersions, fields.protocol_version);
+      const bool reuse = stateless_ && mcp::listed(mcp::kStatelessVersions, fields.protocol_version);
       session = reuse ? stateless_ : session_registry::make(*ep.server);
       if (!reuse && stateless_) end_stateless();
       const mcp::request_headers headers{true, fields.protocol_version, fields.method, fields.name,

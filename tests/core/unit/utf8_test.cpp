@@ -16,9 +16,9 @@ TEST_CASE("well-formed UTF-8 passes, the first bad byte is found", "[utf8]") {
 }
 
 TEST_CASE("a bad byte is found at every place in and after long ASCII runs", "[utf8]") {
-  // ASCII is skipped eight bytes at a time: a bad byte must be found wherever it falls in a word.
-  for (size_t at = 0; at < 40; ++at) {
-    std::string text(48, 'a');
+  // ASCII is skipped 32 and 8 bytes at a time: a bad byte must be found wherever it falls in a block.
+  for (size_t at = 0; at < 100; ++at) {
+    std::string text(112, 'a');
     text[at] = '\xFF';
     CHECK(first_invalid(text) == at);
     text[at] = '\xC3';  // a lead byte whose continuation is cut off by the next ASCII byte
