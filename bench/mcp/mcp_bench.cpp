@@ -689,6 +689,15 @@ int main(int argc, char** argv) {
   const std::vector<std::string> ours = {opt["--toolhost"], "--config", opt["--config"], "--server", "echo",
                                          "--log-level",     "warning"};
   const std::vector<std::string> theirs = {opt["--node"], opt["--everything"]};
+  // --stdio-runs N: only toolhost's stdio p50, N fresh processes per era (to study its spread).
+  if (opt.count("--stdio-runs") != 0) {
+    for (int r = 0; r < std::atoi(opt["--stdio-runs"].c_str()); ++r) {
+      const stdio_numbers old_era = measure_stdio(ours, {0}, calls);
+      const stdio_numbers new_era = measure_stdio(ours, {0}, calls, era::stateless_2026);
+      std::printf("stdio p50: 2025-11-25 %.1f us, 2026-07-28 %.1f us\n", old_era.p50_us, new_era.p50_us);
+    }
+    return 0;
+  }
 
   std::fprintf(stderr, "mcp_bench: stdio, both servers ...\n");
   auto theirs_stdio = theirs;
