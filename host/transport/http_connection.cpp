@@ -337,7 +337,7 @@ class connection : public connection_table::member, public std::enable_shared_fr
       if (!reuse && stateless_) end_stateless();
       const mcp::request_headers headers{true, fields.protocol_version, fields.method, fields.name,
                                          fields.lowered_params()};
-      result = session->post(body, headers);
+      result = session->post(body, headers, !reuse);
       if (result.stateless && result.status == 200) {
         stateless_ = session;
         return begin_stream(session, result.stream, 0, true);

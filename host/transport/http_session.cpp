@@ -120,7 +120,7 @@ void http_session::abandon(const std::shared_ptr<stream>& s) {
   if (!id.empty()) mcp_->cancel_request(id, "the client went away from");
 }
 
-http_session::post_result http_session::post(const std::string& body, const mcp::request_headers& headers) {
+http_session::post_result http_session::post(const std::string& body, const mcp::request_headers& headers, bool kept) {
   post_result out;
   // The POST's stream exists before the message is handled: everything the session sends for
   // the request (its answer, progress, questions to the client) goes straight to it, from
@@ -133,7 +133,7 @@ http_session::post_result http_session::post(const std::string& body, const mcp:
       return out;
     }
     s = std::make_shared<stream>(next_stream_++, kStreamBytes);
-    streams_[s->index()] = s;
+    if (kept) streams_[s->index()] = s;
   }
   std::weak_ptr<http_session> weak = weak_from_this();
   const mcp::sink reply = [weak, s](mcp::outgoing m) {

@@ -42,7 +42,10 @@ class http_session : public std::enable_shared_from_this<http_session> {
     bool initialize = false;  // it carried `initialize`
     bool stateless = false;   // a 2026-07-28 request: no session needed
   };
-  post_result post(const std::string& body, const mcp::request_headers& headers = {});
+  // `kept`: the POST's stream is kept for replay (Last-Event-ID) and ended with the session. A
+  // connection's own 2026-07-28 session passes false: that revision has no resumption, and the
+  // connection ends the stream it writes.
+  post_result post(const std::string& body, const mcp::request_headers& headers = {}, bool kept = true);
 
   // The GET stream; opening it counts as using the session.
   std::shared_ptr<class stream> standalone();
