@@ -51,28 +51,29 @@ struct session::pending_request {
   std::string payload;  // the result, or the error object
 };
 
-const std::map<std::string, session::method, std::less<>>& session::methods() {
-  static const std::map<std::string, method, std::less<>> table = {
-      {"initialize", {&session::initialize, false}},
-      {"ping", {&session::ping, false}},
-      {"tools/list", {&session::tools_list, true}},
-      {"tools/call", {&session::tools_call, true}},
-      {"resources/list", {&session::resources_list, true}},
-      {"resources/templates/list", {&session::resource_templates_list, true}},
-      {"resources/read", {&session::resources_read, true}},
-      {"resources/subscribe", {&session::resources_subscribe, true}},
-      {"resources/unsubscribe", {&session::resources_unsubscribe, true}},
-      {"prompts/list", {&session::prompts_list, true}},
-      {"prompts/get", {&session::prompts_get, true}},
-      {"completion/complete", {&session::complete, true}},
-      {"logging/setLevel", {&session::set_log_level, true}},
+// The most frequent first: a lookup scans the table.
+const session::method* session::stateful_method(std::string_view name) {
+  static constexpr method kTable[] = {
+      {"tools/call", &session::tools_call, true},
+      {"tools/list", &session::tools_list, true},
+      {"ping", &session::ping, false},
+      {"initialize", &session::initialize, false},
+      {"resources/list", &session::resources_list, true},
+      {"resources/templates/list", &session::resource_templates_list, true},
+      {"resources/read", &session::resources_read, true},
+      {"resources/subscribe", &session::resources_subscribe, true},
+      {"resources/unsubscribe", &session::resources_unsubscribe, true},
+      {"prompts/list", &session::prompts_list, true},
+      {"prompts/get", &session::prompts_get, true},
+      {"completion/complete", &session::complete, true},
+      {"logging/setLevel", &session::set_log_level, true},
       // 2025-11-25's experimental tasks (session_tasks.cpp).
-      {"tasks/get", {&session::tasks_get, true}},
-      {"tasks/result", {&session::tasks_result, true}},
-      {"tasks/list", {&session::tasks_list, true}},
-      {"tasks/cancel", {&session::tasks_cancel, true}},
+      {"tasks/get", &session::tasks_get, true},
+      {"tasks/result", &session::tasks_result, true},
+      {"tasks/list", &session::tasks_list, true},
+      {"tasks/cancel", &session::tasks_cancel, true},
   };
-  return table;
+  return find_method(kTable, name);
 }
 
 std::shared_ptr<session> session::create(server& srv, sink notifications) {
@@ -259,15 +260,13 @@ void session::handle_one(const rapidjson::Value& message, std::string_view text,
     request->method = method_name;
     return handle_stateless(request, params, meta, headers);
   }
-  const auto it = methods().find(method_name);
-  if (it == methods().end()) {
-    return respond_error(request, jsonrpc::kMethodNotFound, cat("Method not found: ", method_name));
-  }
-  if (it->second.needs_initialize && !initialized_) {
+  const method* m = stateful_method(method_name);
+  if (m == nullptr) return respond_error(request, jsonrpc::kMethodNotFound, cat("Method not found: ", method_name));
+  if (m->needs_initialize && !initialized_) {
     return respond_error(request, jsonrpc::kInvalidRequest,
                          cat("Invalid Request: send initialize before ", method_name));
   }
-  (this->*it->second.run)(request, params);
+  (this->*m->run)(request, params);
 }
 
 void session::handle_notification(const std::string& method, const rapidjson::Value* params) {

@@ -100,24 +100,25 @@ struct session::listener {
   }
 };
 
-const std::map<std::string, session::handler, std::less<>>& session::stateless_methods() {
-  static const std::map<std::string, handler, std::less<>> table = {
-      {"server/discover", &session::discover},
-      {"tools/list", &session::tools_list},
-      {"tools/call", &session::tools_call},
-      {"resources/list", &session::resources_list},
-      {"resources/templates/list", &session::resource_templates_list},
-      {"resources/read", &session::resources_read},
-      {"prompts/list", &session::prompts_list},
-      {"prompts/get", &session::prompts_get},
-      {"completion/complete", &session::complete},
-      {"subscriptions/listen", &session::subscriptions_listen},
+// The most frequent first: a lookup scans the table.
+const session::method* session::stateless_method(std::string_view name) {
+  static constexpr method kTable[] = {
+      {"tools/call", &session::tools_call, false},
+      {"tools/list", &session::tools_list, false},
+      {"server/discover", &session::discover, false},
+      {"resources/list", &session::resources_list, false},
+      {"resources/templates/list", &session::resource_templates_list, false},
+      {"resources/read", &session::resources_read, false},
+      {"prompts/list", &session::prompts_list, false},
+      {"prompts/get", &session::prompts_get, false},
+      {"completion/complete", &session::complete, false},
+      {"subscriptions/listen", &session::subscriptions_listen, false},
       // The io.modelcontextprotocol/tasks extension (session_tasks.cpp).
-      {"tasks/get", &session::tasks_get},
-      {"tasks/update", &session::tasks_update},
-      {"tasks/cancel", &session::tasks_cancel},
+      {"tasks/get", &session::tasks_get, false},
+      {"tasks/update", &session::tasks_update, false},
+      {"tasks/cancel", &session::tasks_cancel, false},
   };
-  return table;
+  return find_method(kTable, name);
 }
 
 bool session::is_stateless(const rapidjson::Value* meta, const request_headers& headers) {
@@ -191,16 +192,16 @@ void session::handle_stateless(const std::shared_ptr<request_context>& request, 
   request->declares_tasks =
       extensions != nullptr && extensions->IsObject() && sdk::member(*extensions, kTasksExtension) != nullptr;
   if (level != nullptr && level->IsString()) request->log_level = log_level_index(sdk::as_view(*level));
-  const auto it = stateless_methods().find(request->method);
-  if (it == stateless_methods().end()) {
-    const bool removed = methods().count(request->method) != 0;
+  const method* m = stateless_method(request->method);
+  if (m == nullptr) {
+    const bool removed = stateful_method(request->method) != nullptr;
     return respond_error(request, jsonrpc::kMethodNotFound,
                          removed ? cat("Method not found: ", request->method, " is not part of MCP ", requested,
                                        " (it belongs to the initialize-based revisions)")
                                  : cat("Method not found: ", short_text(request->method)),
                          {}, 404);
   }
-  (this->*it->second)(request, params);
+  (this->*m->run)(request, params);
 }
 
 std::string session::capabilities_json() const {

@@ -192,7 +192,11 @@ class connection : public connection_table::member, public std::enable_shared_fr
   void on_body(beast::error_code ec, size_t) {
     if (ec) return on_read_error(ec);
     socket_.expires_never();
-    handle(parser_->release());
+    // Handled in place, so that fields_ (views into the head) holds while it runs; every answer
+    // is written asynchronously, so no next request's parser can begin before this returns.
+    handle(parser_->get());
+    fields_ = mcp_fields();
+    parser_.reset();  // the body is not kept while the call runs
   }
 
   void on_read_error(beast::error_code ec) {
@@ -250,9 +254,9 @@ class connection : public connection_table::member, public std::enable_shared_fr
     // A request without a session may be a 2026-07-28 one, whose version the session checks
     // against its _meta (answering with the request's id); within a session the header must name
     // a version initialize could have chosen.
-    const mcp_fields fields = read_mcp_fields(head);
-    const std::string_view protocol = fields.protocol_version;
-    if (!protocol.empty() && !version_supported(protocol) && !fields.session_id.empty()) {
+    fields_ = read_mcp_fields(head);
+    const std::string_view protocol = fields_.protocol_version;
+    if (!fields_.session_id.empty() && !protocol.empty() && !version_supported(protocol)) {
       std::string versions;
       for (std::string_view v : mcp::kSupportedVersions) append(versions, versions.empty() ? "" : ", ", v);
       return refuse(bhttp::status::bad_request,
@@ -292,7 +296,7 @@ class connection : public connection_table::member, public std::enable_shared_fr
     }
   }
 
-  void handle(bhttp::request<bhttp::string_body> req) {
+  void handle(bhttp::request<bhttp::string_body>& req) {
     switch (req.method()) {
       case bhttp::verb::post: return handle_post(*endpoint_, req);
       case bhttp::verb::get: return handle_get(*endpoint_, req);
@@ -324,7 +328,7 @@ class connection : public connection_table::member, public std::enable_shared_fr
                    error_body("Invalid Request: batches are not accepted over HTTP; send one message per POST",
                               mcp::jsonrpc::kInvalidRequest));
     }
-    const mcp_fields fields = read_mcp_fields(req);
+    const mcp_fields& fields = fields_;
     std::shared_ptr<http_session> session;
     http_session::post_result result;
     if (fields.session_id.empty()) {
@@ -381,7 +385,7 @@ class connection : public connection_table::member, public std::enable_shared_fr
   }
 
   void handle_get(endpoint_state& ep, bhttp::request<bhttp::string_body>& req) {
-    auto session = named_session(ep, read_mcp_fields(req).session_id);
+    auto session = named_session(ep, fields_.session_id);
     if (!session) return;
     const std::string_view last = sv(req["last-event-id"]);
     if (last.empty()) {
@@ -407,8 +411,8 @@ class connection : public connection_table::member, public std::enable_shared_fr
     begin_stream(session, s, seq, false);
   }
 
-  void handle_delete(endpoint_state& ep, bhttp::request<bhttp::string_body>& req) {
-    auto session = named_session(ep, read_mcp_fields(req).session_id);
+  void handle_delete(endpoint_state& ep, bhttp::request<bhttp::string_body>&) {
+    auto session = named_session(ep, fields_.session_id);
     if (!session) return;
     ep.sessions.remove(session->id());
     close_later(session, 0);  // the client said it is done: its calls are cancelled now
@@ -683,6 +687,7 @@ class connection : public connection_table::member, public std::enable_shared_fr
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   endpoint_state* endpoint_ = nullptr;
+  mcp_fields fields_;  // the request's MCP headers, read once with its head (views into parser_)
   bool keep_alive_ = true;
   unsigned version_ = 11;
   std::string session_header_;
