@@ -385,6 +385,15 @@ class connection : public connection_table::member, public std::enable_shared_fr
   }
 
   void handle_get(endpoint_state& ep, bhttp::request<bhttp::string_body>& req) {
+    // A GET must be answered with a stream or 405 (2025-11-25), and clients treat 405 as "no
+    // stream here" and go on: without a session there is none (2026-07-28 has no GET at all).
+    if (fields_.session_id.empty()) {
+      auto res = make_response(bhttp::status::method_not_allowed,
+                               error_body("Method Not Allowed: GET opens a session's stream and needs its Mcp-Session-Id "
+                                          "(from initialize); 2026-07-28 has no GET stream, it uses subscriptions/listen"));
+      res->set(bhttp::field::allow, "POST");
+      return send(std::move(res));
+    }
     auto session = named_session(ep, fields_.session_id);
     if (!session) return;
     const std::string_view last = sv(req["last-event-id"]);

@@ -160,13 +160,23 @@ test("with a token, a missing or wrong token gets 401 and the right one is serve
   }
 });
 
-test("sessions: missing id 400, unknown id 404, bad protocol version 400, DELETE ends a session", async () => {
+test("sessions: missing id 400 (a GET without one 405), unknown id 404, bad protocol version 400, DELETE ends a session", async () => {
   const server = await startHttp(["--server", "conformance"]);
   try {
     const ping = { jsonrpc: "2.0", id: 5, method: "ping" };
     const missing = await request(server.url, { headers: mcpHeaders(null), body: ping });
     assert.equal(missing.status, 400);
     assert.match(missing.body, /Mcp-Session-Id/);
+    // A GET is answered with a stream or 405 (what clients take as "no stream here"); without a
+    // session, in either era, there is none.
+    for (const version of ["2025-11-25", "2026-07-28"]) {
+      const get = await request(server.url, { method: "GET", headers: { Accept: "text/event-stream", "MCP-Protocol-Version": version } });
+      assert.equal(get.status, 405, version);
+      assert.equal(get.headers.allow, "POST");
+      assert.match(JSON.parse(get.body).error.message, /needs its Mcp-Session-Id/);
+    }
+    const deleteNothing = await request(server.url, { method: "DELETE", headers: {} });
+    assert.equal(deleteNothing.status, 400);
     const unknown = await request(server.url, { headers: mcpHeaders("0123456789abcdef0123456789abcdef"), body: ping });
     assert.equal(unknown.status, 404);
 
