@@ -31,7 +31,6 @@ std::string progress_number(double v) {
   return sdk::to_json(rapidjson::Value(v));
 }
 
-bool version_supported(std::string_view v) { return listed(kSupportedVersions, v); }
 
 }  // namespace
 
@@ -395,7 +394,7 @@ void session::initialize(const request_ptr& request, const rapidjson::Value* par
   const std::string requested = string_param(params, "protocolVersion");
   if (requested.empty())
     return respond_error(request, jsonrpc::kInvalidParams, "Invalid params: \"protocolVersion\" is required");
-  const std::string version = version_supported(requested) ? requested : kLatestVersion;
+  const std::string version = listed(kSupportedVersions, requested) ? requested : kLatestVersion;
   {
     std::lock_guard lock(mutex_);
     version_ = version;

@@ -32,6 +32,14 @@ bool cacheable(std::string_view method) {
          method == "resources/templates/list" || method == "resources/read" || method == "server/discover";
 }
 
+// The stateless versions as JSON strings, comma-separated: server/discover's supportedVersions and
+// -32022's data.supported.
+std::string quoted_stateless_versions() {
+  std::string out;
+  for (std::string_view v : kStatelessVersions) append(out, out.empty() ? "" : ",", sdk::quote(v));
+  return out;
+}
+
 std::string short_text(std::string_view s) { return s.size() > 100 ? cat(s.substr(0, 100), "...") : std::string(s); }
 
 // The name a request's Mcp-Name header must repeat (a view into `params`).
@@ -174,12 +182,10 @@ void session::handle_stateless(const std::shared_ptr<request_context>& request, 
     }
   }
   if (!listed(kStatelessVersions, requested)) {
-    std::string supported;
-    for (std::string_view v : kStatelessVersions) append(supported, supported.empty() ? "" : ",", sdk::quote(v));
     return respond_error(request, jsonrpc::kUnsupportedVersion,
                          cat("Unsupported protocol version '", short_text(requested), "': this server speaks ",
                              kStatelessVersions[0], " per request, and 2025-11-25 and older through initialize"),
-                         cat(R"({"supported":[)", supported, R"(],"requested":)", sdk::quote(requested), "}"), 400);
+                         cat(R"({"supported":[)", quoted_stateless_versions(), R"(],"requested":)", sdk::quote(requested), "}"), 400);
   }
   request->version = requested;
   if (headers.present) {  // compared with the tool's x-mcp-header arguments once its schema is at hand
@@ -212,9 +218,7 @@ std::string session::capabilities_json() const {
 
 void session::discover(const request_ptr& request, const rapidjson::Value*) {
   server_.wait_ready(std::chrono::milliseconds(1000));  // instructions come from the plugins
-  std::string versions;
-  for (std::string_view v : kStatelessVersions) append(versions, versions.empty() ? "" : ",", sdk::quote(v));
-  std::string result = cat(R"({"supportedVersions":[)", versions, R"(],"capabilities":)", capabilities_json());
+  std::string result = cat(R"({"supportedVersions":[)", quoted_stateless_versions(), R"(],"capabilities":)", capabilities_json());
   if (server_.ready()) {
     const std::string instructions = server_.instructions();
     if (!instructions.empty()) append(result, R"(,"instructions":)", sdk::quote(instructions));

@@ -45,8 +45,6 @@ std::string error_body(std::string_view message, int code = -32000) {
 
 bool header_has(std::string_view value, std::string_view token) { return value.find(token) != std::string_view::npos; }
 
-bool version_supported(std::string_view v) { return mcp::listed(mcp::kSupportedVersions, v); }
-
 std::string_view sv(beast::string_view v) { return std::string_view(v.data(), v.size()); }
 
 // The MCP headers of a request, read in one pass over its fields (a lookup by name costs a search
@@ -256,7 +254,7 @@ class connection : public connection_table::member, public std::enable_shared_fr
     // a version initialize could have chosen.
     fields_ = read_mcp_fields(head);
     const std::string_view protocol = fields_.protocol_version;
-    if (!fields_.session_id.empty() && !protocol.empty() && !version_supported(protocol)) {
+    if (!fields_.session_id.empty() && !protocol.empty() && !mcp::listed(mcp::kSupportedVersions, protocol)) {
       std::string versions;
       for (std::string_view v : mcp::kSupportedVersions) append(versions, versions.empty() ? "" : ", ", v);
       return refuse(bhttp::status::bad_request,
