@@ -514,11 +514,12 @@ class http_client {
 struct http_numbers {
   double rps1 = 0, rps16 = 0;
   double rps1_2026 = 0, rps16_2026 = 0;  // toolhost only: the same loads in 2026-07-28
-  double low16 = 0, high16 = 0;          // the 16-client ratio's interval (era_rates)
+  double ratio1 = 0, ratio16 = 0;         // 2026/2025 over the pairs of slices (era_rates)
+  double low16 = 0, high16 = 0;          // the 16-client ratio's interval
   long rss_kb = 0;
 };
 
-double run_clients(int port, int clients, double seconds, era e = era::initialize_2025) {
+double run_clients(int port, int clients, double seconds, era e = era::initialize_2025, long* calls = nullptr) {
   std::atomic<int> ready{0};
   std::atomic<bool> go{false}, stop{false};
   std::atomic<long> total{0};
@@ -554,54 +555,105 @@ double run_clients(int port, int clients, double seconds, era e = era::initializ
   stop = true;
   for (auto& t : threads) t.join();
   const auto last = *std::max_element(finished.begin(), finished.end());
+  if (calls != nullptr) *calls = total;
   return static_cast<double>(total) / std::chrono::duration<double>(last - t0).count();
 }
 
 // Two loads compared on a shared virtual machine drift apart with it (the same load measured
 // 29-36k calls/s from one run to the next): one after the other, whichever ran in the slower
-// moment lost, and the 16-client goal was met or missed by the order of runs. So the eras take
-// turns in short slices, ABBA order (2025-11-25, 2026-07-28, 2026-07-28, 2025-11-25, ...), each
-// getting `seconds` in all, and each era's figure is its mean over its slices. Even so one pair
-// of 0.5 s slices differs by 9-14% (standard deviation, on 2 cores with 16 client threads), the
-// drift being both fast and slow: the interval says how far the mean ratio can be trusted.
+// moment lost, and the 16-client goal was met or missed by the order of runs. Taking turns in
+// slices of fresh clients (0.5 s each, ABBA) still left one pair of slices 9-14% apart (standard
+// deviation) and whole runs 0.97-1.12x apart for two eras of equal cost (callgrind). So both eras'
+// clients connect once (2025-11-25 ones initialize once) and stay connected, and the eras take
+// turns many times, in short slices: only the active era's clients call, the others wait on a
+// futex, and every turn pairs one slice of each era (ABBA order within a pair) under nearly the
+// same moment of the machine. Each era's figure is its mean over its slices; the interval says
+// how far the mean of the pairs' ratios can be trusted.
 struct era_rates {
   double old_era = 0, new_era = 0;  // calls/s: 2025-11-25, 2026-07-28
-  double low = 0, high = 0;         // 95% interval of the mean of the turns' ratios (2026/2025)
+  double ratio = 0;                 // 2026/2025: the geometric mean of the pairs' ratios
+  double low = 0, high = 0;         // its 95% interval
+  int pairs = 0;
 };
 
-// Turns per era: the 16-client goal is judged on that row, so it gets the most.
-constexpr int kEraSlices1 = 4;
-constexpr int kEraSlices16 = 24;
+// A slice's length: short enough that the machine's drift is nearly the same in both slices of a
+// pair, long enough that the switch (each waiting client wakes, each active one finishes the call
+// it is in: under a millisecond at 16 clients) is a small part of it.
+constexpr double kEraSlice = 0.1;
 
-era_rates compare_eras(int port, int clients, double seconds, int slices) {
-  era_rates out;
-  std::vector<double> ratios;
-  for (int slice = 0; slice < slices; ++slice) {
-    const bool old_first = slice % 2 == 0;
-    double rate[2] = {0, 0};  // 2025-11-25, 2026-07-28
-    for (int turn = 0; turn < 2; ++turn) {
-      const bool old_now = (turn == 0) == old_first;
-      rate[old_now ? 0 : 1] =
-          run_clients(port, clients, seconds / slices, old_now ? era::initialize_2025 : era::stateless_2026);
+era_rates compare_eras(int port, int clients, double seconds_per_era) {
+  const int pairs = std::max(2, static_cast<int>(seconds_per_era / kEraSlice + 0.5));
+  std::atomic<int> active{-1};  // the era calling now: 0 = 2025-11-25, 1 = 2026-07-28, -1 none, 2 stop
+  std::atomic<long> done[2] = {0, 0};
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (int e = 0; e < 2; ++e) {
+    for (int c = 0; c < clients; ++c) {
+      threads.emplace_back([&, e] {
+        const era which = e == 0 ? era::initialize_2025 : era::stateless_2026;
+        http_client client(port, which);
+        if (which == era::initialize_2025) {
+          auto init = client.post(kInitialize);
+          if (init.status != 200) fail("initialize over HTTP answered " + std::to_string(init.status) + ": " + init.body);
+          client.post(kInitialized);
+        }
+        ++ready;
+        for (long id = 1;;) {
+          int now = active.load();
+          while (now != e && now != 2) {
+            active.wait(now);
+            now = active.load();
+          }
+          if (now == 2) break;
+          auto r = client.post(echo_call(id++, which));
+          if (r.status != 200 || r.body.find(kExpected) == std::string::npos) {
+            fail("unexpected echo answer over HTTP (" + std::to_string(r.status) + "): " + r.body.substr(0, 300));
+          }
+          ++done[e];
+        }
+        client.end_session();
+      });
     }
-    out.old_era += rate[0] / slices;
-    out.new_era += rate[1] / slices;
-    ratios.push_back(rate[1] / rate[0]);
   }
+  while (ready < 2 * clients) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  era_rates out;
+  out.pairs = pairs;
+  std::vector<double> log_ratios;
+  for (int pair = 0; pair < pairs; ++pair) {
+    double rate[2] = {0, 0};
+    for (int turn = 0; turn < 2; ++turn) {
+      const int e = (turn == 0) == (pair % 2 == 0) ? 0 : 1;
+      const long before = done[e].load();
+      const auto t0 = clock_type::now();
+      active = e;
+      active.notify_all();
+      std::this_thread::sleep_for(std::chrono::duration<double>(kEraSlice));
+      const long after = done[e].load();
+      rate[e] = static_cast<double>(after - before) / std::chrono::duration<double>(clock_type::now() - t0).count();
+    }
+    out.old_era += rate[0] / pairs;
+    out.new_era += rate[1] / pairs;
+    log_ratios.push_back(std::log(rate[1] / rate[0]));
+  }
+  active = 2;
+  active.notify_all();
+  for (auto& t : threads) t.join();
+  // In logarithms, so that the figure is the same whichever era is on top: the arithmetic mean
+  // of ratios that vary by 10% from pair to pair leans 1% towards the numerator.
   double mean = 0, var = 0;
-  for (double r : ratios) mean += r / ratios.size();
-  for (double r : ratios) var += (r - mean) * (r - mean) / std::max<size_t>(1, ratios.size() - 1);
-  const double half = 1.96 * std::sqrt(var / ratios.size());
-  out.low = mean - half;
-  out.high = mean + half;
+  for (double r : log_ratios) mean += r / log_ratios.size();
+  for (double r : log_ratios) var += (r - mean) * (r - mean) / std::max<size_t>(1, log_ratios.size() - 1);
+  const double half = 1.96 * std::sqrt(var / log_ratios.size());
+  out.ratio = std::exp(mean);
+  out.low = std::exp(mean - half);
+  out.high = std::exp(mean + half);
   return out;
 }
 
-// The comparison as the report runs it: 1 client in kEraSlices1 turns over `seconds`, 16 (the
-// goal's row) in kEraSlices16 turns over `era_seconds`.
+// The comparison as the report runs it: 1 client for `seconds` per era, 16 (the goal's row) for
+// `era_seconds` per era.
 era_rates compare_eras_for(int port, int clients, double seconds, double era_seconds) {
-  return clients == 1 ? compare_eras(port, clients, seconds, kEraSlices1)
-                      : compare_eras(port, clients, era_seconds, kEraSlices16);
+  return compare_eras(port, clients, clients == 1 ? seconds : era_seconds);
 }
 
 // With `both_eras` (toolhost), the same server process takes each load in both eras (compare_eras).
@@ -628,6 +680,8 @@ http_numbers bench_http(const std::vector<std::string>& argv, const std::map<std
     out.rps1_2026 = one.new_era;
     out.rps16 = sixteen.old_era;
     out.rps16_2026 = sixteen.new_era;
+    out.ratio1 = one.ratio;
+    out.ratio16 = sixteen.ratio;
     out.low16 = sixteen.low;
     out.high16 = sixteen.high;
   } else {
@@ -675,14 +729,15 @@ int main(int argc, char** argv) {
     if (opt.count("--era") != 0) {  // one load alone: --era 2025|2026 --clients N
       const era e = opt["--era"] == "2026" ? era::stateless_2026 : era::initialize_2025;
       const int clients = opt.count("--clients") != 0 ? std::atoi(opt["--clients"].c_str()) : 16;
-      std::printf("%2d clients, %s: %.0f calls/s\n", clients, opt["--era"].c_str(),
-                  run_clients(port, clients, seconds, e));
+      long calls = 0;
+      const double rate = run_clients(port, clients, seconds, e, &calls);
+      std::printf("%2d clients, %s: %.0f calls/s (%ld calls)\n", clients, opt["--era"].c_str(), rate, calls);
       return 0;
     }
     for (int clients : {1, 16}) {
       const era_rates r = compare_eras_for(port, clients, seconds, era_seconds);
       std::printf("%2d clients: 2025-11-25 %.0f calls/s, 2026-07-28 %.0f calls/s (%.2fx, 95%%: %.2f-%.2f)\n", clients,
-                  r.old_era, r.new_era, r.new_era / r.old_era, r.low, r.high);
+                  r.old_era, r.new_era, r.ratio, r.low, r.high);
     }
     return 0;
   }
@@ -777,7 +832,7 @@ int main(int argc, char** argv) {
 
   // The two eras side by side: the same binary, plugin and loads; 2026-07-28 against 2025-11-25.
   const double floor_2026 = s_2026.p50_us / s_floor.p50_us;
-  const double http16_ratio = h_ours.rps16_2026 / h_ours.rps16;
+  const double http16_ratio = h_ours.ratio16;
   std::printf("\n%-42s %14s %14s %9s   %s\n", "MCP eras (toolhost, same run)", "2026-07-28", "2025-11-25", "ratio",
               "goal");
   std::printf("%-42s %14s %14s %8.2fx   -\n", "first answer after spawn (stdio, median)",
@@ -789,15 +844,15 @@ int main(int argc, char** argv) {
   std::printf("%-42s %14s %14s %8.2fx   -\n", "tools/call latency p99 (stdio)", fmt("%.1f us", s_2026.p99_us).c_str(),
               fmt("%.1f us", s_ours.p99_us).c_str(), s_2026.p99_us / s_ours.p99_us);
   std::printf("%-42s %14s %14s %8.2fx   -\n", "tools/call per second, HTTP, 1 client",
-              fmt("%.0f", h_ours.rps1_2026).c_str(), fmt("%.0f", h_ours.rps1).c_str(), h_ours.rps1_2026 / h_ours.rps1);
+              fmt("%.0f", h_ours.rps1_2026).c_str(), fmt("%.0f", h_ours.rps1).c_str(), h_ours.ratio1);
   std::printf("%-42s %14s %14s %8.2fx   >= 1x %s (95%%: %.2f-%.2f)\n", "tools/call per second, HTTP, 16 clients",
               fmt("%.0f", h_ours.rps16_2026).c_str(), fmt("%.0f", h_ours.rps16).c_str(), http16_ratio,
               http16_ratio >= 1 ? "met" : "MISSED", h_ours.low16, h_ours.high16);
   std::printf("ratio here: 2026-07-28/2025-11-25 (calls/s: higher is better; times: lower is better)\n");
   std::printf(
-      "HTTP here: the eras take turns on one server (ABBA), 1 client in %d slices of %.2f s, 16 clients in %d of "
-      "%.2f s;\nmean calls/s per era; 95%%: the interval of the mean of the turns' ratios\n",
-      kEraSlices1, seconds / kEraSlices1, kEraSlices16, era_seconds / kEraSlices16);
+      "HTTP here: both eras' clients stay connected to one server and take turns in %.2f s slices (ABBA), %.0f s per "
+      "era with 1 client, %.0f s with 16;\nmean calls/s per era; ratio: the geometric mean of the pairs' ratios, 95%%: its interval\n",
+      kEraSlice, seconds, era_seconds);
 
   // Isolation: the echo plugin in a child process (isolation = "process") against in process.
   const double added_us = i_iso.p50_us - i_in.p50_us;
