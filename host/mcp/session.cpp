@@ -144,15 +144,16 @@ handled session::handle(const std::string& text, const sink& reply, const reques
     return out;
   }
   // Parsing was the largest part of a call's instructions (callgrind, bench/mcp), so:
-  // - the first 8 KiB of the document come from this frame, not a 64 KiB block from malloc;
+  // - the first 8 KiB of the document and its parse stack come from this frame, not from malloc
+  //   (sdk::scratch_memory);
   // - without a NUL inside, the text parses in place, from a copy that lives as long as the
   //   document: strings point into it instead of being copied again one by one, and RapidJSON
   //   scans a NUL-terminated text with SIMD (its sized input goes byte by byte). A NUL is never
   //   valid JSON, so the sized parse is there only to name where it is.
   // Nothing of `doc` outlives this call: handlers copy what they keep.
-  char pool[8192];
-  rapidjson::MemoryPoolAllocator<> allocator(pool, sizeof pool);
-  rapidjson::Document doc(&allocator);
+  sdk::scratch_memory<8192> values;
+  sdk::scratch_memory<2048> stack;
+  sdk::scratch_document doc(values.get(), 1024, stack.get());
   std::string in_place;
   if (std::memchr(text.data(), '\0', text.size()) == nullptr) {
     in_place = text;

@@ -216,7 +216,8 @@ struct content_array_finder : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, co
 
 bool is_call_tool_result(const std::string& raw) {
   if (std::memchr(raw.data(), '\0', raw.size()) != nullptr) return false;  // never in JSON text
-  rapidjson::Reader reader;
+  sdk::scratch_memory<1024> stack;  // where the reader copies each key and string
+  rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>> reader(stack.get());
   rapidjson::StringStream in(raw.c_str());
   content_array_finder finder;
   return !reader.Parse(in, finder).IsError() && finder.found;

@@ -177,7 +177,9 @@ inline void run_tool(void* ud, const toolhost_call_t* raw, const char* json, siz
                      toolhost_writer_t* out) noexcept {
   auto* rec = static_cast<tool_record*>(ud);
   try {
-    rapidjson::Document doc;
+    scratch_memory<4096> values;
+    scratch_memory<2048> stack;
+    scratch_document doc(values.get(), 1024, stack.get());
     doc.Parse(json, size);
     if (doc.HasParseError() || !doc.IsObject()) {
       write(out, result::error("The arguments of " + rec->name + " must be a JSON object.").to_json());
