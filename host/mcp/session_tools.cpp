@@ -234,7 +234,11 @@ std::string session::finish_result(const std::shared_ptr<call_state>& call, std:
         .to_json();
   }
   // One message is one line on stdio: a result written over several lines is made compact.
-  if (raw.find_first_of("\r\n") != std::string::npos) return sdk::to_json(*sdk::parse_json(raw));
+  // (Two memchr scans: find_first_of("\r\n") ran one memchr per character, 1.1k instructions of
+  // an echo call.)
+  if (std::memchr(raw.data(), '\n', raw.size()) != nullptr || std::memchr(raw.data(), '\r', raw.size()) != nullptr) {
+    return sdk::to_json(*sdk::parse_json(raw));
+  }
   return raw;
 }
 

@@ -2,7 +2,9 @@
 // toolhost SDK: small RapidJSON helpers shared by the SDK, the host and plugins.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,29 +43,64 @@ using scratch_document =
 namespace detail {
 
 // A RapidJSON output stream that fills a buffer of its own and only then a std::string: a short
-// text (an id, a small object) costs the one allocation of the string it ends as, or none.
+// text (an id, a small object) costs the one allocation of the string it ends as, or none. The
+// writer reserves before it writes a run of characters (PutReserve below), so each character is
+// one store.
 class json_text {
  public:
   using Ch = char;
+  json_text() = default;
+  json_text(const json_text&) = delete;
+  json_text& operator=(const json_text&) = delete;
+
+  void reserve(size_t count) {
+    if (static_cast<size_t>(end_ - cur_) < count) grow(count);
+  }
+  void put_unsafe(char c) { *cur_++ = c; }
   void Put(char c) {
-    if (spill_.empty()) {
-      if (used_ < sizeof inline_) {
-        inline_[used_++] = c;
-        return;
-      }
-      spill_.reserve(4 * sizeof inline_);
-      spill_.assign(inline_, used_);
-    }
-    spill_.push_back(c);
+    reserve(1);
+    put_unsafe(c);
   }
   void Flush() {}
-  std::string take() { return spill_.empty() ? std::string(inline_, used_) : std::move(spill_); }
+  std::string take() {
+    if (spill_.empty()) return std::string(inline_, cur_);
+    spill_.resize(static_cast<size_t>(cur_ - spill_.data()));
+    if (spill_.capacity() > 2 * spill_.size()) spill_.shrink_to_fit();  // a string's reserve is 6 bytes a character
+    return std::move(spill_);
+  }
 
  private:
+  void grow(size_t count) {
+    const size_t used = static_cast<size_t>(cur_ - (spill_.empty() ? inline_ : spill_.data()));
+    std::string bigger(std::max(2 * used, used + count), '\0');
+    std::memcpy(bigger.data(), spill_.empty() ? inline_ : spill_.data(), used);
+    spill_ = std::move(bigger);
+    cur_ = spill_.data() + used;
+    end_ = spill_.data() + spill_.size();
+  }
+
   char inline_[256];
-  size_t used_ = 0;
-  std::string spill_;
+  char* cur_ = inline_;
+  char* end_ = inline_ + sizeof inline_;
+  std::string spill_;  // once the text outgrows inline_: its characters, then unused room
 };
+
+}  // namespace detail
+}  // namespace toolhost::sdk
+
+namespace rapidjson {
+template <>
+inline void PutReserve(toolhost::sdk::detail::json_text& stream, size_t count) {
+  stream.reserve(count);
+}
+template <>
+inline void PutUnsafe(toolhost::sdk::detail::json_text& stream, char c) {
+  stream.put_unsafe(c);
+}
+}  // namespace rapidjson
+
+namespace toolhost::sdk {
+namespace detail {
 
 using json_text_writer =
     rapidjson::Writer<json_text, rapidjson::UTF8<>, rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>>;
