@@ -557,6 +557,25 @@ struct http_numbers {
   long rss_kb = 0;
 };
 
+// A client connected in era `e`: a 2025-11-25 one has initialized its session.
+std::unique_ptr<http_client> ready_client(int port, era e) {
+  auto client = std::make_unique<http_client>(port, e);
+  if (e == era::initialize_2025) {
+    auto init = client->post(kInitialize);
+    if (init.status != 200) fail("initialize over HTTP answered " + std::to_string(init.status) + ": " + init.body);
+    client->post(kInitialized);
+  }
+  return client;
+}
+
+// One echo call over HTTP, checked.
+void echo_over_http(http_client& client, long id, era e) {
+  auto r = client.post(echo_call(id, e));
+  if (r.status != 200 || r.body.find(kExpected) == std::string::npos) {
+    fail("unexpected echo answer over HTTP (" + std::to_string(r.status) + "): " + r.body.substr(0, 300));
+  }
+}
+
 double run_clients(int port, int clients, double seconds, era e = era::initialize_2025, long* calls = nullptr) {
   std::atomic<int> ready{0};
   std::atomic<bool> go{false}, stop{false};
@@ -565,25 +584,17 @@ double run_clients(int port, int clients, double seconds, era e = era::initializ
   std::vector<std::thread> threads;
   for (int c = 0; c < clients; ++c) {
     threads.emplace_back([&, c] {
-      http_client client(port, e);
-      if (e == era::initialize_2025) {
-        auto init = client.post(kInitialize);
-        if (init.status != 200) fail("initialize over HTTP answered " + std::to_string(init.status) + ": " + init.body);
-        client.post(kInitialized);
-      }
+      auto client = ready_client(port, e);
       ++ready;
       while (!go) std::this_thread::yield();
       long n = 0;
       for (long id = 1; !stop; ++id) {
-        auto r = client.post(echo_call(id, e));
-        if (r.status != 200 || r.body.find(kExpected) == std::string::npos) {
-          fail("unexpected echo answer over HTTP (" + std::to_string(r.status) + "): " + r.body.substr(0, 300));
-        }
+        echo_over_http(*client, id, e);
         ++n;
       }
       finished[c] = clock_type::now();
       total += n;
-      client.end_session();  // not timed
+      client->end_session();  // not timed
     });
   }
   while (ready < clients) std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -629,12 +640,7 @@ era_rates compare_eras(int port, int clients, double seconds_per_era) {
     for (int c = 0; c < clients; ++c) {
       threads.emplace_back([&, e] {
         const era which = e == 0 ? era::initialize_2025 : era::stateless_2026;
-        http_client client(port, which);
-        if (which == era::initialize_2025) {
-          auto init = client.post(kInitialize);
-          if (init.status != 200) fail("initialize over HTTP answered " + std::to_string(init.status) + ": " + init.body);
-          client.post(kInitialized);
-        }
+        auto client = ready_client(port, which);
         ++ready;
         for (long id = 1;;) {
           int now = active.load();
@@ -643,13 +649,10 @@ era_rates compare_eras(int port, int clients, double seconds_per_era) {
             now = active.load();
           }
           if (now == 2) break;
-          auto r = client.post(echo_call(id++, which));
-          if (r.status != 200 || r.body.find(kExpected) == std::string::npos) {
-            fail("unexpected echo answer over HTTP (" + std::to_string(r.status) + "): " + r.body.substr(0, 300));
-          }
+          echo_over_http(*client, id++, which);
           ++done[e];
         }
-        client.end_session();
+        client->end_session();
       });
     }
   }

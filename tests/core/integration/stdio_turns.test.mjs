@@ -35,13 +35,23 @@ async function answerTo(lines, id, ms = 15000) {
   assert.fail(`no answer to request ${id} within ${ms} ms`);
 }
 
+// toolhost, initialized; `close` ends its input and checks that it exits cleanly.
+async function initialized() {
+  const s = start();
+  s.child.stdin.write(INIT);
+  await answerTo(s.lines, 1);
+  s.close = async () => {
+    s.child.stdin.end();
+    assert.equal(await s.exited, 0);
+  };
+  return s;
+}
+
 const count = (id, to, delay) =>
   JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "count", arguments: { to, delay_ms: delay } } }) + "\n";
 
 test("a long call does not hold up the requests that come while it runs", async () => {
-  const { child, lines, exited } = start();
-  child.stdin.write(INIT);
-  await answerTo(lines, 1);
+  const { child, lines, close } = await initialized();
   child.stdin.write(count(2, 5, 200)); // a second or so
   await sleep(50);
   child.stdin.write('{"jsonrpc":"2.0","id":3,"method":"ping"}\n');
@@ -51,14 +61,11 @@ test("a long call does not hold up the requests that come while it runs", async 
   const call = await answerTo(lines, 2);
   assert.ok(ping < call && list < call, "the ping and tools/list were answered only after the long call");
   assert.match(lines[call].result.content[0].text, /Counted to 5\./);
-  child.stdin.end();
-  assert.equal(await exited, 0);
+  await close();
 });
 
 test("a cancellation reaches a call while it runs, and the session goes on", async () => {
-  const { child, lines, exited } = start();
-  child.stdin.write(INIT);
-  await answerTo(lines, 1);
+  const { child, lines, close } = await initialized();
   child.stdin.write(count(2, 50, 200)); // ten seconds unless cancelled
   await sleep(100);
   child.stdin.write('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"test"}}\n');
@@ -68,20 +75,16 @@ test("a cancellation reaches a call while it runs, and the session goes on", asy
   // A cancelled request gets no answer (MCP): nothing for id 2 arrives, even after its steps.
   await sleep(500);
   assert.equal(lines.findIndex((m) => m.id === 2 && m.result !== undefined), -1);
-  child.stdin.end();
-  assert.equal(await exited, 0);
+  await close();
 });
 
 test("requests sent together run side by side", async () => {
-  const { child, lines, exited } = start();
-  child.stdin.write(INIT);
-  await answerTo(lines, 1);
+  const { child, lines, close } = await initialized();
   // One write: the second is read while the first runs, so it goes to a worker of its own and
   // ends first, though it was sent second.
   child.stdin.write(count(2, 4, 250) + count(3, 1, 50));
   const slow = await answerTo(lines, 2);
   const quick = await answerTo(lines, 3);
   assert.ok(quick < slow, "the quick call waited for the slow one");
-  child.stdin.end();
-  assert.equal(await exited, 0);
+  await close();
 });
