@@ -132,8 +132,7 @@ void session::send(const sink& to, outgoing message) {
 
 // ---- Incoming messages ----------------------------------------------------------------------
 
-handled session::handle(const std::string& text, const sink& reply, const request_headers& headers,
-                        const std::shared_ptr<inline_runner>& runner) {
+handled session::handle(const std::string& text, const sink& reply, const request_headers& headers) {
   handled out;
   // JSON text is UTF-8 (RFC 8259): anything else is refused whole, so no malformed byte of it is
   // ever handed to a plugin or echoed in an error.
@@ -171,7 +170,7 @@ handled session::handle(const std::string& text, const sink& reply, const reques
     return out;
   }
   if (!doc.IsArray()) {
-    handle_one(doc, text, -1, reply, nullptr, headers, out, runner);
+    handle_one(doc, text, -1, reply, nullptr, headers, out);
     return out;
   }
   // Batches exist only in 2025-03-26; every other version sends one message at a time.
@@ -198,13 +197,11 @@ handled session::handle(const std::string& text, const sink& reply, const reques
 }
 
 void session::handle_one(const rapidjson::Value& message, std::string_view text, int index, const sink& reply,
-                         const std::shared_ptr<batch>& b, const request_headers& headers, handled& out,
-                         const std::shared_ptr<inline_runner>& runner) {
+                         const std::shared_ptr<batch>& b, const request_headers& headers, handled& out) {
   auto request = std::make_shared<request_context>();
   request->id = "null";
   request->reply = reply;
   request->batch = b;
-  request->runner = runner;
   if (!message.IsObject()) {
     respond_error(request, jsonrpc::kInvalidRequest, "Invalid Request: a message must be a JSON object");
     return;
@@ -351,13 +348,6 @@ void session::run_async(const request_ptr& request, std::function<void()> work) 
     respond_error(request, jsonrpc::kInternalError,
                   cat("Too many requests in flight: this session already has ", limits_.max_in_flight,
                       " running; wait for some to finish or cancel them"));
-    return;
-  }
-  if (request->runner && request->runner->begin_inline()) {
-    server_.wait_ready();
-    work();
-    --in_flight_;
-    request->runner->end_inline();
     return;
   }
   auto self = shared_from_this();

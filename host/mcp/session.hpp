@@ -24,7 +24,6 @@
 
 #include <rapidjson/document.h>
 
-#include "host/mcp/inline_runner.hpp"
 #include "host/mcp/server.hpp"
 
 namespace toolhost::mcp {
@@ -100,8 +99,6 @@ struct request_context {
   // arguments (toolhost/sdk/param_headers.hpp); ({Name} in lower case, raw value).
   bool http = false;
   std::vector<std::pair<std::string, std::string>> param_headers;
-  // stdio: the transport may let its reading thread run this request's work (inline_runner.hpp).
-  std::shared_ptr<inline_runner> runner;
 };
 using request_ptr = std::shared_ptr<const request_context>;
 
@@ -114,10 +111,8 @@ class session : public std::enable_shared_from_this<session> {
   session& operator=(const session&) = delete;
 
   // Handles one message (or, in 2025-03-26, a batch); its answers go to `reply`. Never throws;
-  // runs plugin code on the caller's thread only when `runner` agrees (a batch's work always goes
-  // to the workers).
-  handled handle(const std::string& text, const sink& reply, const request_headers& headers = {},
-                 const std::shared_ptr<inline_runner>& runner = nullptr);
+  // never runs plugin code on the caller's thread.
+  handled handle(const std::string& text, const sink& reply, const request_headers& headers = {});
 
   // Cancels what is in flight, gives running calls up to `grace_ms` to return, and detaches
   // from the server. Nothing is sent after it returns.
@@ -180,8 +175,7 @@ class session : public std::enable_shared_from_this<session> {
   // `text` is the raw message (`index` the item's place in a batch, or -1), for what the parsed
   // value loses: integers past 64 bits.
   void handle_one(const rapidjson::Value& message, std::string_view text, int index, const sink& reply,
-                  const std::shared_ptr<batch>& b, const request_headers& headers, handled& out,
-                  const std::shared_ptr<inline_runner>& runner = nullptr);
+                  const std::shared_ptr<batch>& b, const request_headers& headers, handled& out);
   void handle_notification(const std::string& method, const rapidjson::Value* params);
   // ---- The 2026-07-28 era (session_stateless.cpp) ----
   // A request whose _meta names a protocol version, or that came with a 2026-07-28 header.

@@ -1,7 +1,6 @@
-// Over stdio the thread that reads a request runs its call itself when nothing else waits to be
-// read (host/transport/stdio.cpp): these check that a call which runs long does not hold up the
-// messages after it, that a cancellation still reaches it, and that requests sent together still
-// run side by side.
+// Over stdio one thread reads the client's messages and calls run on workers (host/transport/
+// stdio.cpp, host/mcp/worker_pool.cpp): a call that runs long must not hold up the messages
+// after it, a cancellation must still reach it, and requests sent together run side by side.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
